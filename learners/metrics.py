@@ -1,0 +1,103 @@
+"""Online metrics over a stream of decisions (paa.md section 6, DESIGN.md section 4).
+
+All functions take whole-stream arrays: ``y_true`` and ``y_pred`` hold one entry per round
+(every round counts, queried or not), ``queried`` is boolean, ``query_prob`` in (0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+@dataclass(frozen=True)
+class BinaryCounts:
+    """Confusion counts with ``positive`` as the positive class."""
+
+    tp: int
+    fp: int
+    tn: int
+    fn: int
+
+    @classmethod
+    def of(cls, y_true: np.ndarray, y_pred: np.ndarray, positive: Hashable) -> BinaryCounts:
+        t = np.asarray(y_true) == positive
+        p = np.asarray(y_pred) == positive
+        return cls(int(np.sum(t & p)), int(np.sum(~t & p)), int(np.sum(~t & ~p)), int(np.sum(t & ~p)))
+
+
+def binary_metrics(y_true: np.ndarray, y_pred: np.ndarray, positive: Hashable,
+                   eta_p: float = 0.5, c_p: float | None = None) -> dict[str, float]:
+    """Online binary metrics (paa.md Eq. 6-7 and section 6).
+
+    accuracy, precision, recall (= sensitivity), f1 (0 when precision + recall = 0),
+    specificity, ``sum = eta_p*sensitivity + (1-eta_p)*specificity`` and, when ``c_p`` is
+    given, ``cost = c_p*FN + (1-c_p)*FP`` (an un-normalised count). A ratio whose
+    denominator is 0 is reported as 0.
+    """
+    c = BinaryCounts.of(y_true, y_pred, positive)
+    n = c.tp + c.fp + c.tn + c.fn
+    precision = c.tp / (c.tp + c.fp) if c.tp + c.fp else 0.0
+    recall = c.tp / (c.tp + c.fn) if c.tp + c.fn else 0.0
+    specificity = c.tn / (c.tn + c.fp) if c.tn + c.fp else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    out = {
+        "accuracy": (c.tp + c.tn) / n if n else 0.0,
+        "precision": precision, "recall": recall, "sensitivity": recall,
+        "specificity": specificity, "f1": f1,
+        "sum": eta_p * recall + (1.0 - eta_p) * specificity,
+        "mistakes": float(c.fp + c.fn),
+    }
+    if c_p is not None:
+        out["cost"] = c_p * c.fn + (1.0 - c_p) * c.fp
+    return out
+
+
+def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Fraction of rounds predicted correctly (0 for an empty stream)."""
+    y_true = np.asarray(y_true)
+    return float(np.mean(y_true == np.asarray(y_pred))) if len(y_true) else 0.0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with a 95% confidence interval; all None when there is no data."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+def importance_weighted_accuracy(correct: np.ndarray, query_prob: np.ndarray,
+                                 n_seen: int) -> Estimate:
+    """Estimate accuracy on all ``n_seen`` items from the queried ones only.
+
+    correct: bool (m,), whether the prediction of each *queried* item was right.
+    query_prob: (m,), the probability q with which each was queried (0 < q <= 1).
+    n_seen: number of items decided so far, queried or not (>= m).
+
+    Horvitz-Thompson estimator ``(1/n) sum_i c_i / q_i`` over queried items, which is
+    unbiased for the online accuracy because item i was queried with probability q_i
+    independently given the past. Its variance is estimated by
+    ``(1/n^2) sum_i c_i (1 - q_i) / q_i^2`` (each term is the conditional variance of
+    ``Z_i c_i / q_i`` divided by its selection probability); the interval is the
+    normal approximation ``value +- 1.96 sd`` clipped to [0, 1].
+    """
+    correct = np.asarray(correct, dtype=float)
+    q = np.asarray(query_prob, dtype=float)
+    if correct.shape != q.shape:
+        raise ValueError("correct and query_prob must have the same length")
+    if n_seen <= 0 or len(q) == 0:
+        return Estimate(None, None, None, 0)
+    if np.any(q <= 0) or np.any(q > 1):
+        raise ValueError("query probabilities must lie in (0, 1]")
+    value = float(np.sum(correct / q) / n_seen)
+    var = float(np.sum(correct * (1.0 - q) / q**2) / n_seen**2)
+    half = Z95 * math.sqrt(var)
+    return Estimate(value, max(0.0, value - half), min(1.0, value + half), len(q))

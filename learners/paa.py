@@ -1,0 +1,245 @@
+"""Passive-Aggressive Active learning (``../shared/specs/paa.md``, Lu, Zhao & Hoi 2016).
+
+* :class:`PAA`: binary PAA / PAA-I / PAA-II (spec section 1, Algorithm 2).
+* :class:`MPAA`: multiclass MPAA / MPAA-I / MPAA-II (section 2, Algorithm 3).
+* :class:`CSPAA`: cost-sensitive CSPAA with optional adaptive delta (section 3, Algorithm 4).
+
+Decisions taken where the spec is silent (each also marked where it is applied):
+
+* sign(0): binary learners predict ``classes[1]`` (+1) when the margin is exactly 0
+  (spec section 1, step 2, recommended LIBOL convention).
+* argmax ties (multiclass, including the all-zero start): the first class in ``classes``.
+* ``||x|| = 0``: the update ``tau * y * x`` is the zero vector whatever tau is, so an
+  all-zero item never changes the model (spec's [EXT] note; avoids 0/0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .base import BlockDecisions, Learner, margin_query_probability
+from .registry import Param, delta_param, register
+
+VARIANTS = ("PA", "PA-I", "PA-II")
+
+
+def pa_step(variant: str, loss: float, sq_norm: float, C: float, multiclass: bool = False) -> float:
+    """Step size tau of the PA family (paa.md Eq. 1; multiclass Eq. 4 uses 2||x||^2).
+
+    loss: hinge loss (> 0); sq_norm: ||x||^2 (> 0); C: aggressiveness (> 0).
+    """
+    denom = 2.0 * sq_norm if multiclass else sq_norm
+    if variant == "PA":
+        return loss / denom
+    if variant == "PA-I":
+        return min(C, loss / denom)
+    return loss / (denom + 1.0 / (2.0 * C))
+
+
+class LinearBinary(Learner):
+    """Shared machinery of binary linear learners with weight vector ``w`` (d,).
+
+    Subclasses define :meth:`_update`; the margin rule ``delta/(delta+|w.x|)`` is the
+    default active query rule and the score is the signed margin ``w.x``.
+    """
+
+    def __init__(self, n_features: int, classes, **params: Any) -> None:
+        super().__init__(n_features, classes, **params)
+        self.w = np.zeros(self.n_features)
+
+    def _scores(self, idx: np.ndarray, vals: np.ndarray) -> float:
+        return float(np.dot(self.w[idx], vals))
+
+    def _current_delta(self) -> float:
+        """Delta used for the next decision (constant unless a subclass adapts it)."""
+        return self.delta
+
+    def _predict_and_query(self, idx, vals, predict_only):
+        m = self._scores(idx, vals)
+        code = 1 if m >= 0.0 else 0  # decision: sign(0) = +1 (spec section 1, step 2)
+        return code, m, margin_query_probability(self._current_delta(), m)
+
+    def decide_block(self, X: sp.csr_matrix) -> BlockDecisions:
+        m = np.asarray(X @ self.w, dtype=float)
+        codes = (m >= 0.0).astype(np.int64)
+        if self.query == "all":
+            q = np.ones_like(m)
+        elif self.query == "random":
+            q = np.full_like(m, self.p)
+        else:
+            deltas = self._block_deltas(len(m))
+            q = deltas / (deltas + np.abs(m))
+        return BlockDecisions(codes, m, q)
+
+    def _block_deltas(self, n: int) -> np.ndarray | float:
+        return self.delta
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        return {"w": self.w}
+
+    def _load_arrays(self, arrays, extra) -> None:
+        self.w = arrays["w"].astype(np.float64)
+
+
+class PAA(LinearBinary):
+    """Binary PAA family (paa.md section 1, Algorithm 2).
+
+    Score: the margin ``p_t = w.x``. Query: ``delta/(delta+|p_t|)``. On a queried round with
+    hinge loss ``l = max(0, 1 - y p_t) > 0``: ``w += tau y x`` with tau from :func:`pa_step`
+    (PA: ``l/||x||^2``, PA-I: ``min(C, l/||x||^2)``, PA-II: ``l/(||x||^2 + 1/(2C))``).
+    """
+
+    def __init__(self, n_features: int, classes, *, variant: str = "PA-I", C: float = 1.0,
+                 **params: Any) -> None:
+        # PA (hard margin) has no C: keep it out of the saved parameters.
+        super().__init__(n_features, classes, **({} if variant == "PA" else {"C": C}), **params)
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        self.variant = variant
+        self.C = float(C)
+
+    def _update(self, idx, vals, code) -> None:
+        y = 1.0 if code == 1 else -1.0
+        loss = max(0.0, 1.0 - y * float(np.dot(self.w[idx], vals)))
+        sq = float(np.dot(vals, vals))
+        if loss > 0.0 and sq > 0.0:  # ||x|| = 0 leaves w unchanged (module docstring)
+            self.w[idx] += pa_step(self.variant, loss, sq, self.C) * y * vals
+
+
+class CSPAA(LinearBinary):
+    """Cost-sensitive PAA (paa.md section 3, Algorithm 4), optionally with adaptive delta.
+
+    Loss ``l = max(0, rho_t - y p_t)`` with ``rho_t = rho`` for the positive class
+    (``classes[1]``) and 1 for the negative one; step ``tau = min(C, l/||x||^2)`` (the
+    general form of Eq. 11, identical to ``min(C, l)`` when ``||x|| = 1``; spec [AMBIG]).
+    ``adaptive``: round t (1-based, counting every decision) uses
+    ``delta_t = delta_0/(t+1)`` with ``delta_0 = delta`` (spec: delta updated before q_t).
+    """
+
+    def __init__(self, n_features: int, classes, *, C: float = 1.0, rho: float = 1.0,
+                 adaptive: bool = False, **params: Any) -> None:
+        super().__init__(n_features, classes, C=C, rho=rho, **params)
+        self.C = float(C)
+        self.rho = float(rho)
+        self.adaptive = bool(adaptive)
+
+    def _current_delta(self) -> float:
+        if not self.adaptive:
+            return self.delta
+        t = self.n_seen + 1  # the round being decided, 1-based
+        return self.delta / (t + 1)
+
+    def _block_deltas(self, n: int) -> np.ndarray | float:
+        if not self.adaptive:
+            return self.delta
+        t = self.n_seen + 1 + np.arange(n)
+        return self.delta / (t + 1.0)
+
+    def _update(self, idx, vals, code) -> None:
+        y = 1.0 if code == 1 else -1.0
+        rho_t = self.rho if code == 1 else 1.0
+        loss = max(0.0, rho_t - y * float(np.dot(self.w[idx], vals)))
+        sq = float(np.dot(vals, vals))
+        if loss > 0.0 and sq > 0.0:
+            self.w[idx] += min(self.C, loss / sq) * y * vals
+
+
+class MPAA(Learner):
+    """Multiclass PAA family (paa.md section 2, Algorithm 3), one weight row per class.
+
+    Score: the gap ``p_t = s^(yhat) - max_{r != yhat} s^r`` between the top two class
+    scores (>= 0). Query: ``delta/(delta+p_t)``. On a queried round with
+    ``gamma = s^y - max_{r != y} s^r < 1``: ``tau`` from :func:`pa_step` with ``2||x||^2``,
+    ``w^y += tau x`` and ``w^s -= tau x`` for the highest-scoring wrong class s.
+    """
+
+    binary = False
+
+    def __init__(self, n_features: int, classes, *, variant: str = "PA-I", C: float = 1.0,
+                 **params: Any) -> None:
+        # PA (hard margin) has no C: keep it out of the saved parameters.
+        super().__init__(n_features, classes, **({} if variant == "PA" else {"C": C}), **params)
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        self.variant = variant
+        self.C = float(C)
+        self.W = np.zeros((len(self.classes), self.n_features))
+
+    def _scores(self, idx, vals) -> np.ndarray:
+        return self.W[:, idx] @ vals
+
+    def _predict_and_query(self, idx, vals, predict_only):
+        s = self._scores(idx, vals)
+        code, gap = top_two_gap(s)
+        return code, gap, margin_query_probability(self.delta, gap)
+
+    def decide_block(self, X: sp.csr_matrix) -> BlockDecisions:
+        S = np.asarray((X @ self.W.T), dtype=float)
+        codes = np.argmax(S, axis=1)  # ties: first class (module docstring)
+        top = S[np.arange(len(codes)), codes]
+        S2 = S.copy()
+        S2[np.arange(len(codes)), codes] = -np.inf
+        gap = top - S2.max(axis=1)
+        if self.query == "all":
+            q = np.ones_like(gap)
+        elif self.query == "random":
+            q = np.full_like(gap, self.p)
+        else:
+            q = self.delta / (self.delta + gap)
+        return BlockDecisions(codes.astype(np.int64), gap, q)
+
+    def _update(self, idx, vals, code) -> None:
+        s = self._scores(idx, vals)
+        wrong = s.copy()
+        wrong[code] = -np.inf
+        r = int(np.argmax(wrong))  # highest-scoring wrong class; ties: first
+        loss = max(0.0, 1.0 - (s[code] - s[r]))
+        sq = float(np.dot(vals, vals))
+        if loss > 0.0 and sq > 0.0:
+            tau = pa_step(self.variant, loss, sq, self.C, multiclass=True)
+            self.W[code, idx] += tau * vals
+            self.W[r, idx] -= tau * vals
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        return {"W": self.W}
+
+    def _load_arrays(self, arrays, extra) -> None:
+        self.W = arrays["W"].astype(np.float64)
+
+
+def top_two_gap(s: np.ndarray) -> tuple[int, float]:
+    """``(argmax, s[argmax] - max of the others)`` of a score vector (ties: first index)."""
+    code = int(np.argmax(s))
+    others = np.delete(s, code)
+    return code, float(s[code] - others.max())
+
+
+def c_param(default: float = 1.0) -> Param:
+    """The PA aggressiveness C (> 0)."""
+    return Param("C", default, float, "aggressiveness: cap (PA-I) or softness (PA-II) of the step",
+                 low=0.0, low_open=True, log=True)
+
+
+_BINARY_SUMMARY = "Passive-Aggressive Active ({v}): margin query delta/(delta+|w.x|), {u} update"
+for _name, _variant in (("paa", "PA"), ("paa-i", "PA-I"), ("paa-ii", "PA-II")):
+    register(_name, PAA, tasks=("binary",), variant=_variant,
+             params=(delta_param(), *(() if _variant == "PA" else (c_param(),))),
+             summary=_BINARY_SUMMARY.format(v=_name.upper(), u=_variant))
+for _name, _variant in (("mpaa", "PA"), ("mpaa-i", "PA-I"), ("mpaa-ii", "PA-II")):
+    register(_name, MPAA, tasks=("multiclass",), variant=_variant,
+             params=(delta_param(), *(() if _variant == "PA" else (c_param(),))),
+             summary=f"Multiclass PAA ({_name.upper()}): query delta/(delta+top-2 gap), "
+                     f"two-row {_variant} update")
+
+_RHO = Param("rho", 1.0, float, "cost bias: positives are pushed to margin rho (e.g. T_n/T_p)",
+             low=0.0, low_open=True, log=True)
+register("cspaa", CSPAA, tasks=("binary", "cost-sensitive"), adaptive=False,
+         params=(delta_param(), c_param(), _RHO),
+         summary="Cost-sensitive PAA: loss max(0, rho_t - y w.x), tau = min(C, loss/||x||^2)")
+register("cspaa-adaptive", CSPAA, tasks=("binary", "cost-sensitive"), adaptive=True,
+         params=(delta_param(2.0 ** 14, "initial query parameter delta_0; round t uses "
+                                        "delta_0/(t+1)"), c_param(), _RHO),
+         summary="CSPAA(a): cost-sensitive PAA with decaying delta_t = delta_0/(t+1)")

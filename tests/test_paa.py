@@ -1,0 +1,142 @@
+"""PAA family: hand-computed rounds, state round trip and registry validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import learners
+
+
+class FixedRng:
+    """A stand-in Generator whose ``random()`` returns prepared uniforms in order."""
+
+    def __init__(self, *uniforms: float) -> None:
+        self.values = list(uniforms)
+
+    def random(self) -> float:
+        return self.values.pop(0)
+
+
+def test_paa_i_three_hand_computed_rounds():
+    lrn = learners.make("paa-i", n_features=3, classes=["neg", "pos"], delta=1.0, C=0.5)
+    x1 = np.array([1.0, 2.0, 0.0])
+    # Round 1: w = 0, margin 0 -> predict +1 ("pos"), q = 1/(1+0) = 1, queried.
+    d = lrn.decide(x1, FixedRng(0.99))
+    assert (d.prediction, d.score, d.query_prob, d.queried) == ("pos", 0.0, 1.0, True)
+    # Label "neg" (y=-1): loss = 1, ||x||^2 = 5, tau = min(0.5, 1/5) = 0.2, w = -0.2 x.
+    lrn.learn(x1, "neg")
+    np.testing.assert_allclose(lrn.w, [-0.2, -0.4, 0.0])
+    # Round 2: x2 = (0, 1, 1): margin -0.4, q = 1/1.4; u = 0.9 > q -> not queried.
+    x2 = np.array([0.0, 1.0, 1.0])
+    d = lrn.decide(x2, FixedRng(0.9))
+    assert d.prediction == "neg" and d.score == pytest.approx(-0.4)
+    assert d.query_prob == pytest.approx(1 / 1.4) and not d.queried
+    # Round 3: x3 = (-5, 0, 0): margin 1.0, q = 0.5, queried; label "pos": loss 0, no change.
+    x3 = np.array([-5.0, 0.0, 0.0])
+    d = lrn.decide(x3, FixedRng(0.1))
+    assert d.score == pytest.approx(1.0) and d.query_prob == pytest.approx(0.5) and d.queried
+    lrn.learn(x3, "pos")
+    np.testing.assert_allclose(lrn.w, [-0.2, -0.4, 0.0])
+    assert lrn.n_seen == 3 and lrn.n_labels == 2
+
+
+@pytest.mark.parametrize("name,tau", [("paa", 1 / 5), ("paa-i", 0.1), ("paa-ii", 1 / (5 + 1 / (2 * 0.1)))])
+def test_paa_step_sizes(name, tau):
+    params = {} if name == "paa" else {"C": 0.1}
+    lrn = learners.make(name, n_features=2, classes=[-1, 1], **params)
+    x = np.array([1.0, 2.0])
+    lrn.learn(x, 1)
+    np.testing.assert_allclose(lrn.w, tau * x)
+
+
+def test_mpaa_two_row_update():
+    lrn = learners.make("mpaa-i", n_features=2, classes=["a", "b", "c"], C=10.0)
+    x = np.array([1.0, 1.0])
+    # All scores 0: gamma = 0, loss 1, tau = 1/(2*2) = 0.25; w_c += tau x, w_a (first wrong) -= tau x.
+    lrn.learn(x, "c")
+    np.testing.assert_allclose(lrn.W, [[-0.25, -0.25], [0, 0], [0.25, 0.25]])
+    d = lrn.decide(x, FixedRng(0.0))
+    assert d.prediction == "c" and d.score == pytest.approx(0.5)  # gap between c (0.5) and b (0)
+
+
+def test_cspaa_cost_sensitive_loss_and_adaptive_delta():
+    lrn = learners.make("cspaa", n_features=1, classes=["ham", "spam"], rho=3.0, C=10.0)
+    lrn.learn(np.array([1.0]), "spam")  # loss = rho - 0 = 3, tau = min(10, 3) = 3
+    np.testing.assert_allclose(lrn.w, [3.0])
+    ada = learners.make("cspaa-adaptive", n_features=1, classes=["ham", "spam"], delta=8.0)
+    # Round t uses delta_0/(t+1): 4 at t=1, 8/3 at t=2.
+    assert ada.decide(np.array([0.0]), FixedRng(0.0)).query_prob == 1.0
+    ada.w[:] = 1.0
+    assert ada.query_probability(np.array([1.0])) == pytest.approx((8 / 3) / (8 / 3 + 1))
+
+
+def test_sparse_and_dense_inputs_agree_and_state_round_trips():
+    rng = np.random.default_rng(0)
+    X = sp.random(200, 30, density=0.2, random_state=1, format="csr")
+    y = np.where(rng.random(200) < 0.5, "a", "b")
+    dense = learners.make("paa-ii", n_features=30, classes=["a", "b"], delta=0.5)
+    sparse = learners.make("paa-ii", n_features=30, classes=["a", "b"], delta=0.5)
+    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
+    for i in range(100):
+        d1 = dense.decide(X[i].toarray()[0], r1)
+        d2 = sparse.decide(X[i], r2)
+        assert d1 == d2
+        if d1.queried:
+            dense.learn(X[i].toarray()[0], y[i])
+            sparse.learn(X[i], y[i])
+    clone = learners.from_bytes(learners.to_bytes(dense))
+    for i in range(100, 200):
+        d1, d2 = dense.decide(X[i], r1), clone.decide(X[i], r2)
+        assert d1 == d2
+        if d1.queried:
+            dense.learn(X[i], y[i])
+            clone.learn(X[i], y[i])
+    np.testing.assert_array_equal(dense.w, clone.w)
+
+
+def test_decide_block_matches_per_item_decisions():
+    X = sp.random(50, 10, density=0.3, random_state=2, format="csr")
+    for name in ("paa-i", "cspaa-adaptive"):
+        lrn = learners.make(name, n_features=10, classes=[0, 1], delta=0.3)
+        lrn.w[:] = np.linspace(-1, 1, 10)
+        block = lrn.decide_block(X)
+        for i in range(50):
+            code, _, q = lrn._decision_parts(X[i].indices, X[i].data)
+            assert (code, q) == (block.codes[i], pytest.approx(block.query_probs[i]))
+            lrn.skip(1)
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"delta": 0}, "delta must be a number > 0"),
+    ({"delta": -1}, "delta must be a number > 0"),
+    ({"delta": float("nan")}, "delta must be"),
+    ({"C": 0}, "C must be a number > 0"),
+    ({"query": "sometimes"}, "query must be one of"),
+    ({"bogus": 1}, "unknown parameter"),
+])
+def test_bad_parameters_name_the_parameter(params, message):
+    with pytest.raises(ValueError, match=message):
+        learners.make("paa-i", n_features=2, classes=[0, 1], **params)
+
+
+def test_unknown_name_and_wrong_label():
+    with pytest.raises(ValueError, match="unknown algorithm 'nope'"):
+        learners.make("nope", n_features=2, classes=[0, 1])
+    with pytest.raises(ValueError, match="exactly 2"):
+        learners.make("paa-i", n_features=2, classes=[0, 1, 2])
+    lrn = learners.make("paa-i", n_features=2, classes=["x", "y"])
+    with pytest.raises(ValueError, match="label 'z' is not one of"):
+        lrn.learn(np.ones(2), "z")
+
+
+def test_state_file_refuses_pickle_and_garbage():
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, __meta__=np.frombuffer(b"{}", dtype=np.uint8), w=np.array([object()], dtype=object))
+    with pytest.raises(ValueError, match="not a learner state file"):
+        learners.base.state_from_bytes(buf.getvalue())
+    with pytest.raises(ValueError, match="not a learner state file"):
+        learners.base.state_from_bytes(b"PK\x03\x04 not a real npz")
