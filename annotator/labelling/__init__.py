@@ -1,0 +1,1 @@
+"""The labelling app: items, the stream engine, the label pipeline, ingestion and export."""

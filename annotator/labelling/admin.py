@@ -1,0 +1,57 @@
+"""Django admin for every model (raw bytes fields are hidden; they are not meant for editing)."""
+
+from django.contrib import admin
+
+from .models import ImportJob, Item, Label, LearnerState, Membership, Project
+from .state_store import ensure_state
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("name", "task", "item_kind", "algorithm", "stream_state", "created")
+    list_filter = ("task", "item_kind", "stream_state")
+    inlines = [MembershipInline]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        ensure_state(obj)  # a new project gets its untrained learner and seeded RNG
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "project", "role")
+    list_filter = ("role", "project")
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("project", "seq", "status", "prediction", "query_prob", "queried", "model_version", "gold")
+    list_filter = ("project", "status", "queried")
+    exclude = ("data", "vector")
+    raw_id_fields = ("lease_owner",)
+
+
+@admin.register(Label)
+class LabelAdmin(admin.ModelAdmin):
+    list_display = ("item", "annotator", "value", "primary", "applied_version", "seconds", "created")
+    list_filter = ("project", "primary")
+    raw_id_fields = ("item",)
+
+
+@admin.register(LearnerState)
+class LearnerStateAdmin(admin.ModelAdmin):
+    list_display = ("project", "version", "revision", "n_decided", "n_queried", "updated_at")
+    exclude = ("blob",)
+    readonly_fields = ("version", "revision", "rng_state", "n_decided", "n_queried")
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ("project", "filename", "status", "done", "total", "created", "finished")
+    list_filter = ("status",)
+    exclude = ("data",)

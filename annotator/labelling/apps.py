@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class LabellingConfig(AppConfig):
+    name = "annotator.labelling"
+    verbose_name = "Labelling"

@@ -1,0 +1,83 @@
+"""Exports: the trained model (``.npz`` + JSON card, via ``learners.model_file.save_model``)
+and the labels (CSV or JSONL rows).
+
+The model file holds the learner exactly as the app stores it, with the project's
+featurizer config, so ``learners.load_model(path).predict(raw_items)`` gives the app's
+predictions without Django.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from django.utils import timezone
+
+import learners
+from learners.model_file import save_model
+
+from .metrics import project_metrics
+from .models import Label, LearnerState, Project
+
+LABEL_FIELDS = ("item_id", "seq", "content", "label", "annotator", "seconds", "primary",
+                "applied_version", "created")
+
+
+def model_card(project: Project, state: LearnerState, learner: learners.Learner) -> dict[str, Any]:
+    """The JSON card describing an exported model (issue 2 item 10)."""
+    params = learner.get_params()
+    return {
+        "project": project.name, "algorithm": learner.name, "parameters": params,
+        "delta": params.get("delta"), "classes": list(learner.classes), "task": project.task,
+        "featurizer": project.featurizer_config, "model_version": state.version,
+        "labels_used": learner.n_labels, "items_seen": learner.n_seen,
+        "metrics": project_metrics(project), "created": timezone.now().isoformat(),
+    }
+
+
+def export_model(project: Project, path: str | Path) -> dict[str, Any]:
+    """Write the project's current model to ``path`` (``.npz``) and its card beside it.
+
+    Returns the card. Reads one committed state row (no lock: export never blocks labelling).
+    """
+    state = LearnerState.objects.get(project=project)
+    learner = learners.from_bytes(bytes(state.blob))
+    card = model_card(project, state, learner)
+    save_model(path, learner, project.featurizer(), card)
+    return card
+
+
+def label_rows(project: Project) -> Iterator[dict[str, Any]]:
+    """Every label of the project in label order, as flat JSON-able dicts (:data:`LABEL_FIELDS`)."""
+    labels = (Label.objects.filter(project=project).order_by("id")
+              .select_related("item", "annotator").defer("item__data", "item__vector"))
+    for lab in labels.iterator(chunk_size=1000):
+        item = lab.item
+        content = item.filename or item.text or json.dumps(item.vector_pairs)
+        yield {"item_id": item.pk, "seq": item.seq, "content": content, "label": lab.value,
+               "annotator": lab.annotator.username if lab.annotator else None,
+               "seconds": lab.seconds, "primary": lab.primary, "applied_version": lab.applied_version,
+               "created": lab.created.isoformat()}
+
+
+def labels_csv(project: Project) -> Iterator[str]:
+    """CSV text of :func:`label_rows`, header first, yielded line by line."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=LABEL_FIELDS)
+    writer.writeheader()
+    for row in label_rows(project):
+        writer.writerow(row)
+        yield buf.getvalue()
+        buf.seek(0)
+        buf.truncate()
+    yield buf.getvalue()
+
+
+def labels_jsonl(project: Project) -> Iterator[str]:
+    """JSON Lines of :func:`label_rows`."""
+    for row in label_rows(project):
+        yield json.dumps(row) + "\n"

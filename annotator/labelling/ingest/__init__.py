@@ -1,0 +1,134 @@
+"""Ingestion: parse and validate a whole upload, featurize it, then insert it in one transaction.
+
+All-or-nothing: every record is parsed and featurized before the first row is written, and
+the rows are written in one transaction, so a malformed row (the error names it) leaves
+the project unchanged. One parser module per format; :func:`parse_upload` picks it from the
+file name.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from learners.features import FeatureError
+
+from ..models import ImportJob, Item, Project
+from ..vectors import encode_rows
+from .image_zip import parse_zip
+from .records import IngestError, Record
+from .svmlight import parse_svmlight
+from .tabular import parse_csv, parse_jsonl
+
+__all__ = ["IngestError", "Record", "import_records", "parse_upload", "run_job"]
+
+log = logging.getLogger(__name__)
+
+PARSERS: dict[str, Callable[[Any, bytes], list[Record]]] = {
+    ".csv": parse_csv, ".jsonl": parse_jsonl, ".ndjson": parse_jsonl, ".zip": parse_zip,
+    ".svm": parse_svmlight, ".svmlight": parse_svmlight, ".libsvm": parse_svmlight,
+    ".txt": parse_svmlight,
+}
+#: Records featurized per call (bounds memory and gives progress steps).
+CHUNK = 2000
+
+
+def parse_upload(project: Project, filename: str, data: bytes) -> list[Record]:
+    """Parse an uploaded file by its extension; IngestError naming the problem."""
+    suffix = "." + filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
+    parser = PARSERS.get(suffix)
+    if parser is None:
+        raise IngestError(f"unsupported file type {suffix or filename!r}; use one of "
+                          f"{', '.join(sorted(PARSERS))}")
+    return parser(project, data)
+
+
+def featurize(project: Project, records: Sequence[Record],
+              progress: Callable[[int], None] | None = None) -> list[bytes]:
+    """Encoded feature rows of ``records``; IngestError naming the record that failed."""
+    featurizer = project.featurizer()
+    out: list[bytes] = []
+    for start in range(0, len(records), CHUNK):
+        chunk = records[start:start + CHUNK]
+        try:
+            X = featurizer.transform([r.raw for r in chunk])
+        except FeatureError as exc:
+            where = chunk[exc.position].where if exc.position is not None else "an item"
+            raise IngestError(f"{where}: {exc.reason}") from None
+        out.extend(encode_rows(X))
+        if progress is not None:
+            progress(len(out))
+    return out
+
+
+def _item(project: Project, seq: int, record: Record, vector: bytes) -> Item:
+    item = Item(project=project, seq=seq, vector=vector, gold=record.gold)
+    if project.item_kind == Project.Kind.IMAGE:
+        item.data, item.filename = record.raw, record.filename
+    elif project.item_kind == Project.Kind.VECTORS:
+        item.vector_pairs = record.raw
+    else:
+        item.text = record.raw
+    return item
+
+
+def import_records(project: Project, records: Sequence[Record],
+                   progress: Callable[[int], None] | None = None) -> list[Item]:
+    """Featurize ``records`` and insert them as pending items after the project's last one.
+
+    Returns the new items (with ids) in order. IngestError before anything is written.
+    """
+    if not records:
+        raise IngestError("nothing to import")
+    vectors = featurize(project, records, progress)
+    with transaction.atomic():
+        # lock the project row so concurrent imports get consecutive, distinct seq ranges
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        last = Item.objects.filter(project=project).aggregate(m=Max("seq"))["m"]
+        first = 0 if last is None else last + 1
+        items = [_item(project, first + i, r, v) for i, (r, v) in enumerate(zip(records, vectors, strict=True))]
+        Item.objects.bulk_create(items, batch_size=500)
+    if items[0].pk is None:  # backends without RETURNING on bulk insert
+        ids = dict(Item.objects.filter(project=project, seq__gte=first).values_list("seq", "pk"))
+        for item in items:
+            item.pk = ids[item.seq]
+    return items
+
+
+def run_job(job_id: int) -> ImportJob | None:
+    """Import an :class:`ImportJob`'s stored file, recording progress and the outcome.
+
+    Returns the job (status DONE or FAILED), or None when it does not exist or is not waiting
+    (e.g. a task delivered twice).
+    """
+    with transaction.atomic():
+        job = ImportJob.objects.select_for_update().filter(pk=job_id, status=ImportJob.Status.WAITING).first()
+        if job is None:
+            return None
+        job.status = ImportJob.Status.RUNNING
+        job.save(update_fields=["status"])
+    project = job.project
+
+    def progress(done: int) -> None:
+        ImportJob.objects.filter(pk=job.pk).update(done=done)
+
+    try:
+        records = parse_upload(project, job.filename, bytes(job.data))
+        ImportJob.objects.filter(pk=job.pk).update(total=len(records))
+        items = import_records(project, records, progress)
+        job.status, job.done, job.total = ImportJob.Status.DONE, len(items), len(records)
+    except IngestError as exc:
+        job.status, job.error = ImportJob.Status.FAILED, str(exc)
+    except Exception as exc:  # unexpected: record a truthful outcome, then let Celery log it
+        job.status, job.error = ImportJob.Status.FAILED, f"internal error: {exc}"
+        raise
+    finally:
+        job.finished, job.data = timezone.now(), None
+        job.save()
+    log.info("import %s for project %s: %s %s", job.filename, project.pk, job.status, job.error)
+    return job

@@ -1,0 +1,97 @@
+"""ZIP archives of images.
+
+Every file with an image extension becomes an item, in archive order. The known class
+(optional) comes from ``labels.csv`` at the archive root when present (columns ``filename``
+and ``label``; ``filename`` is the path inside the archive; an empty label = unknown; every
+image must be listed), otherwise from the name of the image's folder when that name is one
+of the classes (``3/img01.png`` -> class 3); images elsewhere have no known class.
+
+Refused: unreadable archives, absolute or ``..`` entry names, encrypted entries, and
+archives whose declared sizes exceed the limits (zip bombs): one image above
+``MAX_IMAGE_BYTES`` or a declared total above ``MAX_TOTAL_BYTES``. The declared sizes are
+binding: Python's zipfile stops at the declared size and checks the CRC.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import zipfile
+from pathlib import PurePosixPath
+from typing import Any
+
+from .records import IngestError, Record, gold_of
+from .tabular import decode_text
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
+MANIFEST = "labels.csv"
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+MAX_TOTAL_BYTES = 1024 * 1024 * 1024
+
+
+def _check_name(name: str) -> None:
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
+        raise IngestError(f"{name}: unsafe path in archive")
+
+
+def _manifest(project: Any, zf: zipfile.ZipFile) -> dict[str, Any] | None:
+    if MANIFEST not in zf.namelist():
+        return None
+    reader = csv.DictReader(io.StringIO(decode_text(zf.read(MANIFEST)), newline=""))
+    if not reader.fieldnames or not {"filename", "label"} <= {f.strip().lower() for f in reader.fieldnames}:
+        raise IngestError(f"{MANIFEST} line 1: the header must have 'filename' and 'label' columns")
+    out = {}
+    for row in reader:
+        row = {k.strip().lower(): v for k, v in row.items() if k}
+        where = f"{MANIFEST} line {reader.line_num}"
+        out[(row.get("filename") or "").strip()] = gold_of(project, row.get("label"), where)
+    return out
+
+
+def _is_image(info: zipfile.ZipInfo) -> bool:
+    parts = PurePosixPath(info.filename).parts
+    hidden = any(p.startswith(".") or p == "__MACOSX" for p in parts)
+    return not info.is_dir() and not hidden and info.filename.lower().endswith(IMAGE_SUFFIXES)
+
+
+def parse_zip(project: Any, data: bytes) -> list[Record]:
+    """Records of a ZIP of images (module docstring); IngestError naming the entry otherwise."""
+    if project.item_kind != "image":
+        raise IngestError(f"ZIP uploads hold images; this project's items are {project.item_kind}")
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise IngestError(f"not a readable ZIP archive ({exc})") from None
+    with zf:
+        infos = zf.infolist()
+        total = 0
+        for info in infos:
+            _check_name(info.filename)
+            if info.flag_bits & 0x1:
+                raise IngestError(f"{info.filename}: encrypted entries are not supported")
+            if info.file_size > MAX_IMAGE_BYTES:
+                raise IngestError(f"{info.filename}: declared size {info.file_size} bytes exceeds "
+                                  f"{MAX_IMAGE_BYTES}")
+            total += info.file_size
+        if total > MAX_TOTAL_BYTES:
+            raise IngestError(f"archive declares {total} bytes uncompressed, more than {MAX_TOTAL_BYTES}")
+        manifest = _manifest(project, zf)
+        out = []
+        for info in filter(_is_image, infos):
+            name = info.filename
+            try:
+                raw = zf.read(info)
+            except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                raise IngestError(f"{name}: cannot be read from the archive ({exc})") from None
+            if manifest is not None:
+                if name not in manifest:
+                    raise IngestError(f"{name}: not listed in {MANIFEST}")
+                gold = manifest[name]
+            else:
+                folder = PurePosixPath(name).parent.name
+                gold = gold_of(project, folder, name) if folder in map(str, project.classes) else None
+            out.append(Record(name, raw, gold, filename=PurePosixPath(name).name))
+    if not out:
+        raise IngestError("the archive holds no images (" + ", ".join(IMAGE_SUFFIXES) + ")")
+    return out

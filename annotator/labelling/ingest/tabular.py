@@ -1,0 +1,95 @@
+"""CSV and JSONL uploads of text or URL items.
+
+CSV: UTF-8 with a header row. The content column is ``text`` for text projects and ``url``
+for URL projects (``text`` is accepted for URL projects too); an optional ``label`` or
+``gold`` column gives the known class (empty cell = unknown). Errors name the file line
+(the header is line 1).
+
+JSONL: one JSON object per line with the same keys; blank lines are ignored.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from .records import IngestError, Record, gold_of
+
+GOLD_KEYS = ("label", "gold")
+
+
+def content_keys(kind: str) -> tuple[str, ...]:
+    """Accepted names of the content column for a project's item kind."""
+    if kind == "text":
+        return ("text",)
+    if kind == "url":
+        return ("url", "text")
+    raise IngestError(f"CSV and JSONL uploads hold text or URLs; this project's items are {kind}")
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text of an upload (a BOM is dropped); IngestError naming the line of a bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise IngestError(f"line {line}: not valid UTF-8 (byte {exc.start})") from None
+
+
+def _record(project: Any, row: dict[str, Any], where: str, keys: tuple[str, ...]) -> Record:
+    key = next((k for k in keys if k in row), None)
+    if key is None:
+        raise IngestError(f"{where}: no {' or '.join(repr(k) for k in keys)} field")
+    content = row[key]
+    if not isinstance(content, str) or not content.strip():
+        raise IngestError(f"{where}: {key!r} must be a non-empty string")
+    gold_key = next((k for k in GOLD_KEYS if k in row), None)
+    gold = gold_of(project, row[gold_key], where) if gold_key else None
+    return Record(where, content, gold)
+
+
+def parse_csv(project: Any, data: bytes) -> list[Record]:
+    """Records of a CSV upload (module docstring); IngestError on the first bad line."""
+    keys = content_keys(project.item_kind)
+    reader = csv.reader(io.StringIO(decode_text(data), newline=""))
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        raise IngestError("the file is empty") from None
+    except csv.Error as exc:
+        raise IngestError(f"line 1: {exc}") from None
+    if not any(k in header for k in keys):
+        raise IngestError(f"line 1: the header needs a {' or '.join(repr(k) for k in keys)} column "
+                          f"(found {header})")
+    out = []
+    try:
+        for cells in reader:
+            where = f"line {reader.line_num}"
+            if not cells:
+                continue
+            if len(cells) != len(header):
+                raise IngestError(f"{where}: {len(cells)} fields, the header has {len(header)}")
+            out.append(_record(project, dict(zip(header, cells, strict=True)), where, keys))
+    except csv.Error as exc:
+        raise IngestError(f"line {reader.line_num}: {exc}") from None
+    return out
+
+
+def parse_jsonl(project: Any, data: bytes) -> list[Record]:
+    """Records of a JSONL upload (module docstring); IngestError on the first bad line."""
+    keys = content_keys(project.item_kind)
+    out = []
+    for number, line in enumerate(decode_text(data).splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise IngestError(f"{where}: invalid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise IngestError(f"{where}: expected a JSON object, got {type(row).__name__}")
+        out.append(_record(project, {k.lower(): v for k, v in row.items()}, where, keys))
+    return out

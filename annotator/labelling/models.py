@@ -1,0 +1,268 @@
+"""Data model (DESIGN.md section 3): projects, members, items with their decision log, labels,
+the learner state and import jobs.
+
+Nothing here is pickled: vectors are raw little-endian arrays (:mod:`.vectors`), learner
+states are ``learners.to_bytes`` (``np.savez`` without pickle), the RNG state is JSON.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+import learners
+from learners.features import make_featurizer
+
+
+def new_token() -> str:
+    """A fresh random API token (43 URL-safe characters)."""
+    return secrets.token_urlsafe(32)
+
+
+class Project(models.Model):
+    """An annotation project: what items look like, the classes, and the learner that drives it.
+
+    ``algorithm`` + ``params`` are read at every pipeline run: a change of ``delta`` (or
+    ``p`` / ``query``) applies to the next decision; a change of algorithm or of another
+    parameter rebuilds the learner by replaying the applied labels in order.
+    """
+
+    class Task(models.TextChoices):
+        BINARY = "binary"
+        MULTICLASS = "multiclass"
+        COST_SENSITIVE = "cost-sensitive"
+
+    class Kind(models.TextChoices):
+        IMAGE = "image"
+        TEXT = "text"
+        URL = "url"
+        VECTORS = "vectors"
+
+    class StreamState(models.TextChoices):
+        RUNNING = "running"
+        PAUSED = "paused"
+
+    name = models.CharField(max_length=200, unique=True)
+    task = models.CharField(max_length=20, choices=Task.choices, default=Task.MULTICLASS)
+    item_kind = models.CharField(max_length=10, choices=Kind.choices)
+    classes = models.JSONField(help_text="class values (str or int), e.g. [\"ham\", \"spam\"]")
+    featurizer_config = models.JSONField(help_text="learners.features config; 'kind' = item kind")
+    algorithm = models.CharField(max_length=50, default="mpaa-i")
+    params = models.JSONField(default=dict, blank=True, help_text="learner parameters incl. delta")
+    rng_seed = models.BigIntegerField(default=0)
+    stream_state = models.CharField(max_length=10, choices=StreamState.choices,
+                                    default=StreamState.RUNNING)
+    look_ahead = models.PositiveIntegerField(
+        default=0, help_text="queued items kept ready; 0 = max(4, 2 x active annotators)")
+    lease_seconds = models.PositiveIntegerField(default=300)
+    api_token = models.CharField(max_length=64, default=new_token, unique=True)
+    show_prediction = models.BooleanField(default=False, help_text="show the model's guess to annotators")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        """Validate algorithm, params, classes and featurizer together (used by forms/admin)."""
+        try:
+            self.check_config()
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
+
+    def check_config(self) -> None:
+        """ValueError naming the problem when the learner or featurizer cannot be built."""
+        if not isinstance(self.featurizer_config, dict) or self.featurizer_config.get("kind") != self.item_kind:
+            raise ValueError(f"featurizer_config must have kind {self.item_kind!r}")
+        featurizer = make_featurizer(self.featurizer_config)
+        spec = learners.get_spec(self.algorithm)
+        if self.task not in spec.tasks:
+            raise ValueError(f"algorithm {self.algorithm!r} does not support task {self.task!r} "
+                             f"(it supports {', '.join(sorted(spec.tasks))})")
+        self.new_learner(featurizer.n_features)
+
+    def featurizer(self) -> Any:
+        """The project's featurizer (``learners.features``)."""
+        return make_featurizer(self.featurizer_config)
+
+    def new_learner(self, n_features: int) -> learners.Learner:
+        """An untrained learner built from ``algorithm`` and ``params`` via the registry."""
+        return learners.make(self.algorithm, n_features=n_features, classes=self.classes, **self.params)
+
+    def parse_class(self, value: Any) -> Any:
+        """The class value equal to ``value`` or to its string form; ValueError otherwise.
+
+        Forms and CSV cells give strings, so ``"3"`` matches the int class ``3``.
+        """
+        for c in self.classes:
+            if value == c or str(value) == str(c):
+                return c
+        raise ValueError(f"{value!r} is not one of the classes {self.classes!r}")
+
+    def learner_params(self) -> dict[str, Any]:
+        """``params`` completed with the registry defaults and validated."""
+        return learners.validate_params(self.algorithm, self.params)
+
+
+class Membership(models.Model):
+    """A user's role in a project. Staff users see every project without a membership."""
+
+    class Role(models.TextChoices):
+        ANNOTATOR = "annotator"
+        ADMIN = "admin"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.ANNOTATOR)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "project"], name="one_membership")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project} ({self.role})"
+
+
+class Item(models.Model):
+    """One item of the stream, its featurized vector and the learner's decision about it.
+
+    Raw content: ``text`` (text and URL items), ``data`` + ``filename`` (image file bytes,
+    kept in the database so that every worker host sees them and imports stay atomic) or
+    ``vector_pairs`` (vectors: ``[[index, value], ...]``, 0-based).
+    ``vector``: the featurized row, see :mod:`.vectors`.
+    Decision log (None until decided): ``prediction`` (a class value), ``score``,
+    ``query_prob`` (q in [0, 1]), ``queried`` (the Bernoulli outcome), ``model_version``
+    (learner version the decision used) and ``decided_at``.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"  # not decided yet
+        AUTO = "auto"  # decided, not queried: done
+        QUEUED = "queued"  # decided, queried: waits for an annotator
+        LEASED = "leased"  # shown to an annotator until lease_expires
+        LABELLED = "labelled"
+        SKIPPED = "skipped"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    seq = models.BigIntegerField(help_text="arrival order within the project (0-based)")
+    text = models.TextField(blank=True, default="")
+    data = models.BinaryField(null=True, blank=True)
+    filename = models.CharField(max_length=255, blank=True, default="")
+    vector_pairs = models.JSONField(null=True, blank=True)
+    vector = models.BinaryField()
+    gold = models.JSONField(null=True, blank=True, help_text="known true class (hidden from annotators)")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.SET_NULL, related_name="leases")
+    lease_expires = models.DateTimeField(null=True, blank=True)
+    prediction = models.JSONField(null=True, blank=True)
+    score = models.FloatField(null=True, blank=True)
+    query_prob = models.FloatField(null=True, blank=True)
+    queried = models.BooleanField(null=True, blank=True)
+    model_version = models.BigIntegerField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "seq"], name="one_seq_per_project")]
+        indexes = [models.Index(fields=["project", "status", "seq"])]
+        ordering = ["project", "seq"]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}#{self.seq}"
+
+    def raw(self) -> Any:
+        """The raw item as the project's featurizer takes it (bytes, str or pairs)."""
+        if self.data is not None:
+            return bytes(self.data)
+        if self.vector_pairs is not None:
+            return self.vector_pairs
+        return self.text
+
+
+class Label(models.Model):
+    """An annotator's answer for an item.
+
+    ``primary``: the label the learner uses. A second label for an item someone already
+    labelled (e.g. after a lease expired) is kept as an extra opinion (``primary=False``)
+    and never applied. ``applied_version``: the learner version that includes this label
+    (None = not applied yet); labels are applied in ``id`` order.
+    """
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="labels")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="labels")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                  related_name="labels")
+    value = models.JSONField()
+    seconds = models.FloatField(null=True, blank=True, help_text="time the annotator spent")
+    primary = models.BooleanField(default=True)
+    created = models.DateTimeField(auto_now_add=True)
+    applied_version = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["project", "applied_version"])]
+
+    def __str__(self) -> str:
+        return f"{self.item} = {self.value!r}"
+
+
+class LearnerState(models.Model):
+    """The project's learner and stream RNG, locked (``select_for_update``) by every writer.
+
+    ``version``: number of labels applied (each applied label makes a new model version).
+    ``revision``: bumped on every save (decisions also change the state: counters, RNG),
+    the key of the per-worker learner cache.
+    ``blob``: ``learners.to_bytes(learner)``. ``rng_state``: the numpy bit generator state
+    (big integers stored as strings), advanced by every decision. Kept here rather than on
+    Project so that the pipeline, which holds this row's lock, never rewrites the Project row
+    (it would overwrite an admin's concurrent change of delta).
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="learner_state")
+    version = models.BigIntegerField(default=0)
+    revision = models.BigIntegerField(default=0)
+    blob = models.BinaryField()
+    rng_state = models.JSONField()
+    n_decided = models.BigIntegerField(default=0)
+    n_queried = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.project} v{self.version}"
+
+
+class ImportJob(models.Model):
+    """An upload being imported by a worker: progress for the page, then the outcome.
+
+    ``data`` holds the uploaded file until the import finishes (in the database so that a
+    worker on another host can read it); it is cleared afterwards.
+    """
+
+    class Status(models.TextChoices):
+        WAITING = "waiting"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    filename = models.CharField(max_length=255)
+    data = models.BinaryField(null=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"import {self.filename} ({self.status})"

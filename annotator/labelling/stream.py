@@ -1,0 +1,94 @@
+"""The stream engine: decide pending items in arrival order until the look-ahead is full.
+
+For each pending item (``seq`` order) the project's learner gives
+``decide(x, rng)`` -> prediction, score, query probability q and the Bernoulli outcome
+(one uniform from the project's persisted RNG). The decision is logged on the item with the
+model version it used. Queried items join the queue; the others are "auto" (done) and are
+passed to ``learner.observe(x)`` right away, in order. The engine stops once
+``look_ahead`` items wait in the queue, so later decisions use a model with more labels.
+
+Called only from the label pipeline (:func:`.pipeline.update_project`) in a worker, with the
+state row locked.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Q
+from django.utils import timezone
+
+from .models import Item, Label, Project
+from .state_store import Locked
+from .vectors import decode
+
+#: Items loaded per database round trip while deciding.
+BATCH = 256
+DECISION_FIELDS = ["status", "prediction", "score", "query_prob", "queried", "model_version", "decided_at"]
+
+
+def waiting_filter(now=None) -> Q:
+    """Items an annotator can lease now: queued, or leased with an expired lease."""
+    now = now or timezone.now()
+    return Q(status=Item.Status.QUEUED) | Q(status=Item.Status.LEASED, lease_expires__lt=now)
+
+
+def waiting_count(project: Project) -> int:
+    """Number of items an annotator could lease right now."""
+    return Item.objects.filter(project=project).filter(waiting_filter()).count()
+
+
+def active_annotators(project: Project) -> int:
+    """Distinct users holding a live lease or who labelled within the last lease period."""
+    now = timezone.now()
+    leasing = set(Item.objects.filter(project=project, status=Item.Status.LEASED, lease_expires__gte=now)
+                  .values_list("lease_owner_id", flat=True))
+    recent = set(Label.objects.filter(project=project,
+                                      created__gte=now - timedelta(seconds=project.lease_seconds))
+                 .values_list("annotator_id", flat=True))
+    return len((leasing | recent) - {None})
+
+
+def look_ahead(project: Project) -> int:
+    """Queued items to keep ready: the project's setting, or max(4, 2 x active annotators)."""
+    return project.look_ahead or max(4, 2 * active_annotators(project))
+
+
+def advance(lk: Locked) -> int:
+    """Decide pending items until ``look_ahead`` items wait; returns the number decided.
+
+    Does nothing while the project is paused. The caller saves ``lk`` afterwards.
+    """
+    project = lk.project
+    if project.stream_state != Project.StreamState.RUNNING:
+        return 0
+    target = look_ahead(project)
+    waiting = waiting_count(project)
+    decided = 0
+    learner, n = lk.learner, lk.learner.n_features
+    while waiting < target:
+        batch = list(Item.objects.filter(project=project, status=Item.Status.PENDING)
+                     .order_by("seq").only("id", "seq", "vector")[:BATCH])
+        if not batch:
+            break
+        done = []
+        now = timezone.now()
+        for item in batch:
+            x = decode(item.vector, n)
+            d = learner.decide(x, lk.rng)
+            item.prediction, item.score, item.query_prob = d.prediction, d.score, d.query_prob
+            item.queried, item.model_version, item.decided_at = d.queried, lk.state.version, now
+            if d.queried:
+                item.status = Item.Status.QUEUED
+                waiting += 1
+            else:
+                item.status = Item.Status.AUTO
+                learner.observe(x)
+            done.append(item)
+            if waiting >= target:
+                break
+        Item.objects.bulk_update(done, DECISION_FIELDS)
+        decided += len(done)
+        lk.state.n_decided += len(done)
+        lk.state.n_queried += sum(1 for it in done if it.queried)
+    return decided

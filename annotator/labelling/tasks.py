@@ -1,0 +1,68 @@
+"""Celery tasks. All are idempotent and safe to run in any number of workers at once.
+
+``apply_labels`` and ``advance_stream`` run the same pipeline
+(:func:`.pipeline.update_project`: apply waiting labels, then decide items until the
+look-ahead is full); two names so that the logs say why a run was asked for. Labels always
+go in before new decisions, so a decision uses every label given so far.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import shared_task
+from django.db.models import Q
+
+from . import ingest, pipeline
+from .models import Item, Label, Project
+
+log = logging.getLogger(__name__)
+
+
+def enqueue(task: Any, *args: Any) -> None:
+    """Send ``task`` with ``args``; if the broker is unreachable, log it (the sweep catches up)."""
+    try:
+        task.delay(*args)
+    except Exception:  # any broker/connection error: the work is found again by the sweep
+        log.exception("could not send %s%r; the periodic sweep will do it", task.name, args)
+
+
+@shared_task(name="annotator.labelling.tasks.apply_labels")
+def apply_labels(project_id: int) -> None:
+    """A label was saved: apply every waiting label, then top up the queue."""
+    pipeline.update_project(project_id)
+
+
+@shared_task(name="annotator.labelling.tasks.advance_stream")
+def advance_stream(project_id: int) -> None:
+    """The queue runs low or items arrived: decide pending items (after applying labels)."""
+    pipeline.update_project(project_id)
+
+
+@shared_task(name="annotator.labelling.tasks.import_upload")
+def import_upload(job_id: int) -> None:
+    """Import an uploaded file (an :class:`~.models.ImportJob`), then start deciding its items."""
+    job = ingest.run_job(job_id)
+    if job is not None and job.status == job.Status.DONE:
+        pipeline.update_project(job.project_id)
+
+
+def projects_needing_work() -> list[int]:
+    """Projects with unapplied labels, or running projects with pending items."""
+    unapplied = Label.objects.filter(primary=True, applied_version__isnull=True).values("project_id")
+    pending = Item.objects.filter(status=Item.Status.PENDING,
+                                  project__stream_state=Project.StreamState.RUNNING).values("project_id")
+    return list(Project.objects.filter(Q(pk__in=unapplied) | Q(pk__in=pending))
+                .order_by("pk").values_list("pk", flat=True))
+
+
+@shared_task(name="annotator.labelling.tasks.sweep")
+def sweep() -> None:
+    """Periodic safety net: run the pipeline for every project that has work waiting.
+
+    Catches labels whose ``apply_labels`` message was never sent (broker down at the time)
+    or lost with a killed worker, and queues that ran dry while nobody asked.
+    """
+    for project_id in projects_needing_work():
+        pipeline.update_project(project_id)

@@ -1,0 +1,139 @@
+"""Plain annotator pages: project list, the queue (lease, show, label), image view, uploads,
+exports. Every view needs a logged-in user; project views check membership (403 otherwise).
+The richer htmx interface (shortcuts, undo, dashboard) builds on these.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from . import export
+from .access import is_project_admin, project_for, visible_projects
+from .annotation import lease_next, submit_label
+from .ingest import PARSERS
+from .models import ImportJob, Item
+from .stream import waiting_count
+from .tasks import enqueue, import_upload
+
+
+@login_required
+@require_GET
+def project_list(request: HttpRequest) -> HttpResponse:
+    projects = visible_projects(request.user)
+    return render(request, "labelling/project_list.html", {"projects": projects})
+
+
+@login_required
+@require_GET
+def queue(request: HttpRequest, pk: int) -> HttpResponse:
+    """Lease the next item to the user and show it with one button per class."""
+    project = project_for(request.user, pk)
+    with transaction.atomic():
+        item = lease_next(project, request.user)
+    context = {"project": project, "item": item, "waiting": waiting_count(project),
+               "classes": project.classes, "is_admin": is_project_admin(request.user, project)}
+    return render(request, "labelling/queue.html", context)
+
+
+@login_required
+@require_POST
+def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    """Store the posted ``value`` for the item, then go back to the queue."""
+    project = project_for(request.user, pk)
+    item = get_object_or_404(Item, pk=item_pk, project=project)
+    seconds = None
+    if item.lease_owner_id == request.user.pk and item.lease_expires is not None:
+        leased_at = item.lease_expires - timezone.timedelta(seconds=project.lease_seconds)
+        seconds = max(0.0, (timezone.now() - leased_at).total_seconds())
+    try:
+        submit_label(item, request.user, request.POST.get("value"), seconds)
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain")
+    return redirect("queue", pk=project.pk)
+
+
+@login_required
+@require_GET
+def item_image(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    """The raw image of an item (members only)."""
+    project = project_for(request.user, pk)
+    item = get_object_or_404(Item.objects.only("data", "filename", "project"), pk=item_pk, project=project)
+    if item.data is None:
+        return HttpResponse("this item has no image", status=404, content_type="text/plain")
+    response = HttpResponse(bytes(item.data), content_type=_image_type(item.filename))
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
+def _image_type(filename: str) -> str:
+    suffix = Path(filename).suffix.lower().lstrip(".")
+    return {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif",
+            "bmp": "image/bmp", "webp": "image/webp", "tif": "image/tiff", "tiff": "image/tiff",
+            }.get(suffix, "application/octet-stream")
+
+
+@login_required
+def upload(request: HttpRequest, pk: int) -> HttpResponse:
+    """Project admins upload a file; a worker imports it (the page shows the job's progress)."""
+    project = project_for(request.user, pk, admin=True)
+    error = ""
+    if request.method == "POST":
+        f = request.FILES.get("file")
+        if f is None:
+            error = "choose a file"
+        elif f.size > settings.MAX_UPLOAD_BYTES:
+            error = f"the file is larger than {settings.MAX_UPLOAD_BYTES} bytes"
+        else:
+            with transaction.atomic():
+                job = ImportJob.objects.create(project=project, created_by=request.user,
+                                               filename=Path(f.name).name, data=f.read())
+                transaction.on_commit(lambda: enqueue(import_upload, job.pk))
+            return redirect("import-job", pk=project.pk, job_pk=job.pk)
+    context = {"project": project, "error": error, "formats": sorted(PARSERS),
+               "jobs": project.imports.defer("data")[:10]}
+    return render(request, "labelling/upload.html", context, status=400 if error else 200)
+
+
+@login_required
+@require_GET
+def import_job(request: HttpRequest, pk: int, job_pk: int) -> HttpResponse:
+    project = project_for(request.user, pk, admin=True)
+    job = get_object_or_404(ImportJob.objects.defer("data"), pk=job_pk, project=project)
+    return render(request, "labelling/import_job.html", {"project": project, "job": job})
+
+
+@login_required
+@require_GET
+def export_model(request: HttpRequest, pk: int, what: str) -> HttpResponse:
+    """``what`` = ``npz`` (the model file) or ``json`` (its card). Project admins only."""
+    project = project_for(request.user, pk, admin=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"project-{project.pk}.npz"
+        export.export_model(project, path)
+        target = path if what == "npz" else path.with_suffix(".json")
+        body = target.read_bytes()
+    content_type = "application/octet-stream" if what == "npz" else "application/json"
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{target.name}"'
+    return response
+
+
+@login_required
+@require_GET
+def export_labels(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """All labels of the project as ``csv`` or ``jsonl``. Project admins only."""
+    project = project_for(request.user, pk, admin=True)
+    body = export.labels_csv(project) if fmt == "csv" else export.labels_jsonl(project)
+    content_type = "text/csv" if fmt == "csv" else "application/jsonl"
+    response = StreamingHttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="labels-{project.pk}.{fmt}"'
+    return response

@@ -1,0 +1,173 @@
+"""Django settings, read from the environment.
+
+Environment variables (all optional for local development):
+
+* ``DEBUG`` (``1``/``true`` to enable; default off).
+* ``SECRET_KEY``: required unless ``DEBUG`` is on (then a fixed development key is used).
+* ``ALLOWED_HOSTS``: comma-separated host names (default ``127.0.0.1,localhost``).
+* ``DATABASE_URL``: any URL dj-database-url understands, e.g.
+  ``postgres://user@host:5432/annotator``. Default: the SQLite file ``var/db.sqlite3``.
+* ``CELERY_BROKER_URL``: e.g. ``redis://127.0.0.1:6379/0`` or ``amqp://...``. Default
+  ``filesystem://``: kombu's filesystem transport with its folders under ``var/broker/``.
+  Why that default: it needs no service and no extra package, the worker is a real separate
+  process (the same code path as with Redis), and messages are plain files that survive a
+  restart of either process. It suits one machine; use Redis or RabbitMQ for several hosts.
+* ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
+* ``MAX_UPLOAD_BYTES``: largest accepted upload (default 50 MB).
+* ``VAR_DIR``: folder for the SQLite file and the broker folders (default ``<repo>/var``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    """True for 1/true/yes/on (any case), False for 0/false/no/off/empty."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
+
+DEBUG = env_bool("DEBUG")
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("set SECRET_KEY (or DEBUG=1 for local development)")
+    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105 - DEBUG only
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
+                 if h.strip()]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "annotator.labelling",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "annotator.urls"
+WSGI_APPLICATION = "annotator.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"), conn_max_age=60),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server and the worker write the same file: WAL lets readers run beside the
+    # writer, IMMEDIATE transactions take the write lock up front (no lock-upgrade deadlock),
+    # and the timeout makes a writer wait for the other instead of failing at once.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    if not os.environ.get("DATABASE_URL"):
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "static_root"
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "project-list"
+LOGOUT_REDIRECT_URL = "login"
+
+# Uploads: the whole file is read into memory up to MAX_UPLOAD_BYTES (items are parsed and
+# validated in full before anything is stored); larger request bodies are refused.
+MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", 50 * 1024 * 1024))
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024  # larger files spool to a temporary file
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES  # also bounds JSON API request bodies
+#: Largest batch accepted by ``POST /api/projects/<id>/items``.
+API_MAX_BATCH = int(os.environ.get("API_MAX_BATCH", 1000))
+
+# ---------------------------------------------------------------------------------- Celery
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _BROKER_DIR = Path(os.environ.get("BROKER_DIR", VAR_DIR / "broker"))
+    for _sub in ("queue", "processed"):
+        (_BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # producer and consumer share one folder: messages are files waiting there
+        "data_folder_in": str(_BROKER_DIR / "queue"),
+        "data_folder_out": str(_BROKER_DIR / "queue"),
+        "processed_folder": str(_BROKER_DIR / "processed"),
+        "store_processed": False,
+        "polling_interval": 0.1,
+    }
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotator")
+CELERY_TASK_IGNORE_RESULT = True  # tasks write to the database; nobody waits for results
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True  # a task is acknowledged after it ran ...
+CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... so a killed worker's task is delivered again
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A label is committed before its task is sent; if the broker is down, publishing gives up
+# quickly (the label stays unapplied) and the periodic sweep applies it later.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5}
+#: Seconds between two runs of the sweep (applies labels whose task was lost, tops up queues).
+SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", 30))
+# In-memory beat scheduler: the default one persists with shelve (pickle); the schedule is
+# just "every SWEEP_SECONDS", so nothing needs persisting.
+CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
+CELERY_BEAT_SCHEDULE = {
+    "sweep": {"task": "annotator.labelling.tasks.sweep", "schedule": SWEEP_SECONDS},
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"annotator": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")}},
+}

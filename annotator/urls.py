@@ -1,0 +1,10 @@
+"""URL routes: Django auth (login/logout), the admin, and the labelling app."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("admin/", admin.site.urls),
+    path("", include("annotator.labelling.urls")),
+]
