@@ -320,7 +320,7 @@ def test_image_on_mnist_digits_is_exact_deterministic_and_informative():
     assert_csr(X, (1500, 256))
     assert X.data.min() > 0 and X.data.max() <= 1
     assert same(X[:20], make_featurizer(f.config()).transform(pngs[:20]))
-    assert accuracy_after_training("mpaa-i", X, labels.tolist(), 1000, list(range(10))) > 0.75
+    assert accuracy_after_training("mpaa-i", X, labels.tolist(), 1000, list(range(10))) > 0.7  # chance: 0.1
 
 
 # --------------------------------------------------------------------------- vectors
