@@ -92,22 +92,29 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def model_bytes(learner: Learner, featurizer: Featurizer, card: dict[str, Any]) -> bytes:
-    """The ``.npz`` content :func:`save_model` writes (for download views that stream it)."""
+def _model_files(learner: Learner, featurizer: Featurizer,
+                 card: dict[str, Any]) -> tuple[bytes, bytes]:
+    """``(npz bytes, human JSON card bytes)`` of a model; ValueError for bad arguments."""
     if learner.n_features != featurizer.n_features:
         raise ValueError(f"the learner has {learner.n_features} features but the featurizer "
                          f"produces {featurizer.n_features}")
     if not learner.name:
         raise ValueError("the learner has no registry name; build it with learners.make()")
+    completed = full_card(learner, featurizer, card)
     entries = {
         "format": _u8(_json_bytes(FORMAT, "format record")),
         "learner_state": _u8(state_to_bytes(learner.get_state())),
         "featurizer": _u8(_json_bytes(featurizer.config(), "featurizer config")),
-        "card": _u8(_json_bytes(full_card(learner, featurizer, card), "card")),
+        "card": _u8(_json_bytes(completed, "card")),
     }
     buf = io.BytesIO()
     np.savez_compressed(buf, **entries)
-    return buf.getvalue()
+    return buf.getvalue(), _json_bytes(completed, "card", indent=2) + b"\n"
+
+
+def model_bytes(learner: Learner, featurizer: Featurizer, card: dict[str, Any]) -> bytes:
+    """The ``.npz`` content :func:`save_model` writes (for download views that stream it)."""
+    return _model_files(learner, featurizer, card)[0]
 
 
 def save_model(path: str | os.PathLike[str], learner: Learner, featurizer: Featurizer,
@@ -121,8 +128,7 @@ def save_model(path: str | os.PathLike[str], learner: Learner, featurizer: Featu
     path = Path(path)
     if path.suffix != ".npz":
         raise ValueError(f"model path must end in .npz, got {str(path)!r}")
-    data = model_bytes(learner, featurizer, card)
-    human = _json_bytes(full_card(learner, featurizer, card), "card", indent=2) + b"\n"
+    data, human = _model_files(learner, featurizer, card)
     _write_atomic(path, data)
     _write_atomic(card_path(path), human)
 
@@ -177,7 +183,9 @@ def load_model(path: str | os.PathLike[str]) -> ExportedModel:
         state = state_from_bytes(raw["learner_state"].tobytes())
         featurizer_config = json.loads(raw["featurizer"].tobytes())
         card = json.loads(raw["card"].tobytes())
-    except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError, AttributeError) as exc:
+        if not isinstance(card, dict) or not isinstance(featurizer_config, dict):
+            raise ValueError("card and featurizer entries must be JSON objects")
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{path} is not a model file written by learners.save_model: {exc}") from None
     try:
         learner = from_state(state)

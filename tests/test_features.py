@@ -308,6 +308,19 @@ def test_image_pixel_limit_is_checked_before_decoding():
         image_featurizer().transform_one(png_header_only(70, 70))
 
 
+def test_image_sixteen_bit_and_float_images_keep_their_scale():
+    f = image_featurizer(width=4, height=4)
+    deep = np.arange(16, dtype=np.uint16).reshape(4, 4) * 4369  # 0 .. 65535
+    buf = io.BytesIO()
+    Image.fromarray(deep).save(buf, "PNG")
+    np.testing.assert_allclose(f.transform_one(buf.getvalue()).toarray()[0], deep.reshape(-1) / 65535,
+                               atol=1e-6)
+    floats = np.linspace(0, 1, 16, dtype=np.float32).reshape(4, 4)
+    buf = io.BytesIO()
+    Image.fromarray(floats).save(buf, "TIFF")
+    np.testing.assert_allclose(f.transform_one(buf.getvalue()).toarray()[0], floats.reshape(-1), atol=1e-6)
+
+
 @pytest.mark.datasets
 def test_image_on_mnist_digits_is_exact_deterministic_and_informative():
     images, labels = raw_data.mnist(1500)
@@ -352,3 +365,4 @@ def test_vectors_bad_items(raw, needle):
     with pytest.raises(FeatureError) as info:
         make_featurizer({"kind": "vectors", "n_features": 5}).transform_one(raw)
     assert needle in str(info.value)
+

@@ -13,7 +13,7 @@ import pytest
 
 import learners
 from learners.features import FeatureError, default_config, make_featurizer
-from learners.model_file import card_path
+from learners.model_file import card_path, model_bytes
 
 from . import raw_data
 
@@ -95,6 +95,14 @@ def test_predict_reports_bad_raw_items_by_position(tmp_path):
     assert model.predict([[[0, 2.0]], {"0": -1}]) == ["yes", "no"]
     with pytest.raises(FeatureError, match="item 1: vector index 3 is out of range"):
         model.predict([[[0, 2.0]], [[3, 1.0]]])
+
+
+def test_model_bytes_are_a_loadable_model_for_download_views(tmp_path):
+    lrn, f = tiny_model()
+    (tmp_path / "download.npz").write_bytes(model_bytes(lrn, f, {"algorithm": "paa-i"}))
+    model = learners.load_model(tmp_path / "download.npz")
+    assert model.predict([[[0, 1.0]], [[0, -1.0]]]) == ["yes", "no"]
+    assert model.card["algorithm"] == "paa-i" and model.card["learner"]["name"] == "paa-i"
 
 
 def test_card_json_accepts_numpy_scalars(tmp_path):

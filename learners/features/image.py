@@ -10,10 +10,11 @@ For each image:
 2. it is decoded (first frame only for animations) and turned upright from its EXIF
    orientation, as a browser shows it;
 3. transparent pixels are composited over white (how a page displays them), then the image is
-   converted to 8-bit grayscale;
-4. it is resized to ``width`` x ``height`` with box (area-average) resampling, ignoring the
-   aspect ratio. Box resampling is exact for integer reductions: the demo's 8x8 digits scaled
-   up by an even factor come back to their original pixels, 2x2 each, at the default 16x16;
+   converted to grayscale (8-bit for ordinary images; 16-bit ones keep their precision);
+4. it is resized to ``width`` x ``height`` with box (area-average, in floating point)
+   resampling, ignoring the aspect ratio. Box resampling is exact for integer reductions:
+   the demo's 8x8 digits scaled up by an even factor come back to their original pixels,
+   2x2 each, at the default 16x16;
 5. pixels become ``value / 255`` (``1 - value / 255`` with ``invert``, useful for dark ink
    on a light background so that ink is 1 and the background is 0), row-major.
 
@@ -40,11 +41,22 @@ PILLOW_WARNING_PIXELS = 89_478_485
 
 
 def _to_gray(im: Image.Image) -> Image.Image:
-    """8-bit grayscale with transparency composited over white."""
+    """Grayscale as a float ("F") image in [0, 255], transparency composited over white.
+
+    16/32-bit integer images ("I;16*", "I": 16-bit PNG and TIFF) are scaled from [0, 65535];
+    float images ("F") are taken as [0, 1]. Both are clipped to their range. Everything else
+    goes through Pillow's 8-bit "L" conversion.
+    """
+    if im.mode.startswith("I"):
+        return Image.fromarray((np.clip(np.asarray(im, dtype=np.float64), 0, 65535) / 257.0)
+                               .astype(np.float32))
+    if im.mode == "F":
+        return Image.fromarray((np.clip(np.asarray(im, dtype=np.float64), 0, 1) * 255.0)
+                               .astype(np.float32))
     if im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info:
         rgba = im.convert("RGBA")
         im = Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba)
-    return im.convert("L")
+    return im.convert("L").convert("F")
 
 
 class ImageFeaturizer(BaseFeaturizer):
@@ -79,7 +91,6 @@ class ImageFeaturizer(BaseFeaturizer):
             with Image.open(io.BytesIO(raw)) as im:
                 self._check_size(im)  # header only: nothing decoded yet
                 upright = ImageOps.exif_transpose(im)
-                self._check_size(upright)
                 small = _to_gray(upright).resize((self.width, self.height), Image.Resampling.BOX)
         except FeatureError:
             raise
