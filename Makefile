@@ -6,6 +6,14 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | 
 # Set REQUIRE_SERVICES=1 to make tests that need PostgreSQL/Redis fail (not skip) when absent.
 REQUIRE_SERVICES ?= 0
 PYTEST_ARGS ?=
+# Where the service-backed tests (marker `services`) find PostgreSQL and Redis. Each run uses
+# its own test database (test_annotator_<pid>) and queue name, so runs do not collide.
+SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
+SERVICES_BROKER_URL ?= redis://127.0.0.1:6379/0
+# `make run`: development server address and the local (DEBUG) settings.
+HOST ?= 127.0.0.1
+PORT ?= 8000
+RUN_ENV := DEBUG=$${DEBUG:-1}
 
 .PHONY: install run test lint
 
@@ -21,5 +29,25 @@ install: $(STAMP)
 lint: install
 	$(BIN)/ruff check .
 
+# Runs migrations and the demo, then one Celery worker (with the periodic sweep, -B) in the
+# background and the Django development server in the foreground; Ctrl-C stops both.
+run: install
+	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput -v0
+	$(RUN_ENV) $(BIN)/python manage.py demo
+	@$(RUN_ENV) $(BIN)/celery -A annotator worker -B --concurrency=2 --loglevel=INFO \
+		--logfile=var/worker.log & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	echo ""; \
+	echo "  Open http://$(HOST):$(PORT)/  (demo annotator: annotator / annotator-demo," \
+	     "demo admin: admin / admin-demo; worker log: var/worker.log)"; \
+	echo ""; \
+	$(RUN_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# Two sessions: the whole suite on SQLite + the filesystem broker (services tests deselected),
+# then the `services` tests on PostgreSQL + Redis (they skip, or fail with REQUIRE_SERVICES=1,
+# when those are unreachable; exit code 5 = no such tests collected).
 test: install lint
-	REQUIRE_SERVICES=$(REQUIRE_SERVICES) $(BIN)/pytest $(PYTEST_ARGS)
+	REQUIRE_SERVICES=$(REQUIRE_SERVICES) $(BIN)/pytest -m "not services" $(PYTEST_ARGS)
+	REQUIRE_SERVICES=$(REQUIRE_SERVICES) DATABASE_URL=$(SERVICES_DATABASE_URL) \
+		CELERY_BROKER_URL=$(SERVICES_BROKER_URL) $(BIN)/pytest -m services $(PYTEST_ARGS); \
+		rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]

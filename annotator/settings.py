@@ -42,7 +42,7 @@ SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("set SECRET_KEY (or DEBUG=1 for local development)")
-    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105 - DEBUG only
+    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
                  if h.strip()]
 

@@ -30,7 +30,8 @@ class MembershipAdmin(admin.ModelAdmin):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ("project", "seq", "status", "prediction", "query_prob", "queried", "model_version", "gold")
+    list_display = ("project", "seq", "status", "prediction", "query_prob", "queried", "model_version",
+                    "gold")
     list_filter = ("project", "status", "queried")
     exclude = ("data", "vector")
     raw_id_fields = ("lease_owner",)

@@ -52,7 +52,8 @@ def lease_next(project: Project, user: Any) -> Item | None:
             if taken:
                 item = Item.objects.get(pk=pk)
                 break
-    if waiting_count(project) < look_ahead(project):
+    low = waiting_count(project) < look_ahead(project)
+    if low and Item.objects.filter(project=project, status=Item.Status.PENDING).exists():
         transaction.on_commit(lambda: enqueue(advance_stream, project.pk))
     return item
 

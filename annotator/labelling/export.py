@@ -18,7 +18,7 @@ from typing import Any
 from django.utils import timezone
 
 import learners
-from learners.model_file import save_model
+from learners.model_file import full_card, model_bytes, save_model
 
 from .metrics import project_metrics
 from .models import Label, LearnerState, Project
@@ -39,16 +39,25 @@ def model_card(project: Project, state: LearnerState, learner: learners.Learner)
     }
 
 
-def export_model(project: Project, path: str | Path) -> dict[str, Any]:
-    """Write the project's current model to ``path`` (``.npz``) and its card beside it.
-
-    Returns the card. Reads one committed state row (no lock: export never blocks labelling).
-    """
+def _current(project: Project) -> tuple[learners.Learner, dict[str, Any]]:
+    """The committed learner and its card (no lock: export never blocks labelling)."""
     state = LearnerState.objects.get(project=project)
     learner = learners.from_bytes(bytes(state.blob))
-    card = model_card(project, state, learner)
+    return learner, model_card(project, state, learner)
+
+
+def export_model(project: Project, path: str | Path) -> dict[str, Any]:
+    """Write the project's current model to ``path`` (``.npz``) and its card beside it; returns the card."""
+    learner, card = _current(project)
     save_model(path, learner, project.featurizer(), card)
     return card
+
+
+def model_download(project: Project) -> tuple[bytes, dict[str, Any]]:
+    """``(npz bytes, completed card)`` of the current model, for download views."""
+    learner, card = _current(project)
+    featurizer = project.featurizer()
+    return model_bytes(learner, featurizer, card), full_card(learner, featurizer, card)
 
 
 def label_rows(project: Project) -> Iterator[dict[str, Any]]:

@@ -78,7 +78,8 @@ class Project(models.Model):
 
     def check_config(self) -> None:
         """ValueError naming the problem when the learner or featurizer cannot be built."""
-        if not isinstance(self.featurizer_config, dict) or self.featurizer_config.get("kind") != self.item_kind:
+        config = self.featurizer_config
+        if not isinstance(config, dict) or config.get("kind") != self.item_kind:
             raise ValueError(f"featurizer_config must have kind {self.item_kind!r}")
         featurizer = make_featurizer(self.featurizer_config)
         spec = learners.get_spec(self.algorithm)

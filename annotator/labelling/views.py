@@ -5,7 +5,7 @@ The richer htmx interface (shortcuts, undo, dashboard) builds on these.
 
 from __future__ import annotations
 
-import tempfile
+import json
 from pathlib import Path
 
 from django.conf import settings
@@ -116,14 +116,12 @@ def import_job(request: HttpRequest, pk: int, job_pk: int) -> HttpResponse:
 def export_model(request: HttpRequest, pk: int, what: str) -> HttpResponse:
     """``what`` = ``npz`` (the model file) or ``json`` (its card). Project admins only."""
     project = project_for(request.user, pk, admin=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"project-{project.pk}.npz"
-        export.export_model(project, path)
-        target = path if what == "npz" else path.with_suffix(".json")
-        body = target.read_bytes()
-    content_type = "application/octet-stream" if what == "npz" else "application/json"
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{target.name}"'
+    data, card = export.model_download(project)
+    if what == "npz":
+        response = HttpResponse(data, content_type="application/octet-stream")
+    else:
+        response = HttpResponse(json.dumps(card, indent=2), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="project-{project.pk}.{what}"'
     return response
 
 

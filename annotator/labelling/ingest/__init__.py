@@ -91,7 +91,8 @@ def import_records(project: Project, records: Sequence[Record],
         Project.objects.select_for_update().filter(pk=project.pk).first()
         last = Item.objects.filter(project=project).aggregate(m=Max("seq"))["m"]
         first = 0 if last is None else last + 1
-        items = [_item(project, first + i, r, v) for i, (r, v) in enumerate(zip(records, vectors, strict=True))]
+        items = [_item(project, first + i, r, v)
+                 for i, (r, v) in enumerate(zip(records, vectors, strict=True))]
         Item.objects.bulk_create(items, batch_size=500)
     if items[0].pk is None:  # backends without RETURNING on bulk insert
         ids = dict(Item.objects.filter(project=project, seq__gte=first).values_list("seq", "pk"))
