@@ -30,3 +30,55 @@ def shared_dataset(relative: str) -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+# ----------------------------------------------------------------- app (Django) test support
+def _reachable(host: str, port: int) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def services_problem() -> str | None:
+    """Why the PostgreSQL + Redis tests cannot run in this session, or None if they can."""
+    from urllib.parse import urlsplit
+
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    broker = settings.CELERY_BROKER_URL
+    if not db["ENGINE"].endswith("postgresql") or not broker.startswith("redis://"):
+        return ("this session runs on DATABASE_URL/CELERY_BROKER_URL that are not PostgreSQL/Redis; "
+                "`make test` runs the services tests in a second session with both set")
+    if not _reachable(db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)):
+        return f"PostgreSQL at {db['HOST']}:{db['PORT']} is unreachable"
+    redis = urlsplit(broker)
+    if not _reachable(redis.hostname or "127.0.0.1", redis.port or 6379):
+        return f"Redis at {redis.hostname}:{redis.port} is unreachable"
+    return None
+
+
+@pytest.fixture(scope="session")
+def services() -> None:
+    """Request FIRST in service-backed tests: skip (laptop) or fail (CI) without PostgreSQL + Redis."""
+    problem = services_problem()
+    if problem is not None:
+        if services_required():
+            pytest.fail(f"services required (REQUIRE_SERVICES=1 or CI=true): {problem}")
+        pytest.skip(problem)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_test_run_folder():
+    """Delete this run's broker/temporary folder (tests/settings.py) at the end of the session."""
+    yield
+    import shutil
+
+    from django.conf import settings
+
+    if settings.VAR_DIR.name.startswith("annotator-test-"):
+        shutil.rmtree(settings.VAR_DIR, ignore_errors=True)

@@ -4,7 +4,8 @@ Authentication: header ``Authorization: Token <project api_token>`` (the token b
 project), or a logged-in member's session (handy for the dashboard).
 
 * ``POST /api/projects/<id>/items`` body ``{"items": [{"text": ...} | {"url": ...} |
-  {"vector": [[i, v], ...]} | {"image_base64": ...}, ...]}`` (each may carry ``"gold"``),
+  {"vector": [[i, v], ...]} | {"image_base64": ..., "filename": ...}, ...]}`` (each may
+  carry ``"gold"``; text and URL entries follow the JSONL upload rules),
   at most ``API_MAX_BATCH`` items. The batch is validated, featurized and inserted in the
   request (bounded work) all-or-nothing; a worker decides the items afterwards. Returns
   ``201 {"items": [{"id", "seq", "status"}, ...]}`` in input order, or ``400 {"error"}``
@@ -34,11 +35,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 from .access import project_for
 from .ingest import IngestError, Record, import_records
 from .ingest.records import gold_of
+from .ingest.tabular import row_record
 from .metrics import project_metrics
 from .models import Item, Project
 from .tasks import advance_stream, enqueue
 
-CONTENT_KEY = {"text": "text", "url": "url", "vectors": "vector", "image": "image_base64"}
+CONTENT_KEY = {"vectors": "vector", "image": "image_base64"}  # text/URL: as in CSV/JSONL uploads
 MAX_IDS = 1000
 
 
@@ -62,6 +64,8 @@ def _authorized_project(request: HttpRequest, pk: int) -> Project:
 def _record(project: Project, entry: Any, where: str) -> Record:
     if not isinstance(entry, dict):
         raise IngestError(f"{where}: expected an object, got {type(entry).__name__}")
+    if project.item_kind in (Project.Kind.TEXT, Project.Kind.URL):
+        return row_record(project, {k.lower(): v for k, v in entry.items()}, where)
     key = CONTENT_KEY[project.item_kind]
     if key not in entry:
         raise IngestError(f"{where}: missing {key!r}")

@@ -28,12 +28,15 @@ LABEL_FIELDS = ("item_id", "seq", "content", "label", "annotator", "seconds", "p
 
 
 def model_card(project: Project, state: LearnerState, learner: learners.Learner) -> dict[str, Any]:
-    """The JSON card describing an exported model (issue 2 item 10)."""
+    """The JSON card describing an exported model (issue 2 item 10).
+
+    ``learners.model_file.full_card`` adds the featurizer config and the learner's own record.
+    """
     params = learner.get_params()
     return {
         "project": project.name, "algorithm": learner.name, "parameters": params,
         "delta": params.get("delta"), "classes": list(learner.classes), "task": project.task,
-        "featurizer": project.featurizer_config, "model_version": state.version,
+        "model_version": state.version,
         "labels_used": learner.n_labels, "items_seen": learner.n_seen,
         "metrics": project_metrics(project), "created": timezone.now().isoformat(),
     }

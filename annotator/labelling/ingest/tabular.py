@@ -38,7 +38,9 @@ def decode_text(data: bytes) -> str:
         raise IngestError(f"line {line}: not valid UTF-8 (byte {exc.start})") from None
 
 
-def _record(project: Any, row: dict[str, Any], where: str, keys: tuple[str, ...]) -> Record:
+def row_record(project: Any, row: dict[str, Any], where: str) -> Record:
+    """The record of one CSV row / JSON object of a text or URL project; IngestError if bad."""
+    keys = content_keys(project.item_kind)
     key = next((k for k in keys if k in row), None)
     if key is None:
         raise IngestError(f"{where}: no {' or '.join(repr(k) for k in keys)} field")
@@ -71,7 +73,7 @@ def parse_csv(project: Any, data: bytes) -> list[Record]:
                 continue
             if len(cells) != len(header):
                 raise IngestError(f"{where}: {len(cells)} fields, the header has {len(header)}")
-            out.append(_record(project, dict(zip(header, cells, strict=True)), where, keys))
+            out.append(row_record(project, dict(zip(header, cells, strict=True)), where))
     except csv.Error as exc:
         raise IngestError(f"line {reader.line_num}: {exc}") from None
     return out
@@ -79,7 +81,7 @@ def parse_csv(project: Any, data: bytes) -> list[Record]:
 
 def parse_jsonl(project: Any, data: bytes) -> list[Record]:
     """Records of a JSONL upload (module docstring); IngestError on the first bad line."""
-    keys = content_keys(project.item_kind)
+    content_keys(project.item_kind)
     out = []
     for number, line in enumerate(decode_text(data).splitlines(), start=1):
         if not line.strip():
@@ -91,5 +93,5 @@ def parse_jsonl(project: Any, data: bytes) -> list[Record]:
             raise IngestError(f"{where}: invalid JSON ({exc.msg})") from None
         if not isinstance(row, dict):
             raise IngestError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        out.append(_record(project, {k.lower(): v for k, v in row.items()}, where, keys))
+        out.append(row_record(project, {k.lower(): v for k, v in row.items()}, where))
     return out

@@ -1,0 +1,32 @@
+"""``python manage.py export_model <project> <path.npz>``: write the model file and its card."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from ...export import export_model
+from ...models import Project
+
+
+def project_arg(value: str) -> Project:
+    """A project by id or by exact name; CommandError otherwise."""
+    project = (Project.objects.filter(pk=int(value)).first() if value.isdigit() else None) \
+        or Project.objects.filter(name=value).first()
+    if project is None:
+        raise CommandError(f"no project with id or name {value!r}")
+    return project
+
+
+class Command(BaseCommand):
+    help = "Export a project's current model (.npz, no pickle) and its JSON card (same name, .json)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("project", help="project id or name")
+        parser.add_argument("path", help="output file, ending in .npz")
+
+    def handle(self, *args, **options):
+        project = project_arg(options["project"])
+        try:
+            card = export_model(project, options["path"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"wrote {options['path']} (model version {card['model_version']}, "
+                          f"{card['labels_used']} labels)")

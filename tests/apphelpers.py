@@ -1,0 +1,137 @@
+"""Helpers for the app tests: projects with real items, users, a real Celery worker process."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from annotator.labelling.demo import digit_records
+from annotator.labelling.ingest import Record, import_records
+from annotator.labelling.models import Membership, Project
+from annotator.labelling.projects import create_project
+
+ROOT = Path(__file__).resolve().parent.parent
+_names = itertools.count()
+
+SPAM = ["win a free prize now", "call me when you get home", "free entry in a weekly draw",
+        "are we still on for lunch", "urgent claim your cash reward", "see you at the station"]
+
+
+def digits_project(n: int | None = 50, **fields: Any) -> Project:
+    """A multiclass image project of ``n`` demo digits (gold labels kept), mpaa-i by default."""
+    defaults = dict(name=f"digits {next(_names)}", task="multiclass", item_kind="image",
+                    classes=list(range(10)), algorithm="mpaa-i", params={"delta": 1.0},
+                    featurizer_config={"kind": "image", "width": 16, "height": 16, "invert": True},
+                    rng_seed=7)
+    project = create_project(**{**defaults, **fields})
+    if n:
+        import_records(project, digit_records(n, seed=1))
+    return project
+
+
+def text_project(texts: list[str] | None = None, **fields: Any) -> Project:
+    """A binary text project (ham/spam, paa-i), with ``texts`` imported (no gold)."""
+    defaults = dict(name=f"text {next(_names)}", task="binary", item_kind="text",
+                    classes=["ham", "spam"], algorithm="paa-i", params={"delta": 0.5}, rng_seed=3)
+    project = create_project(**{**defaults, **fields})
+    if texts:
+        import_records(project, [Record(f"item {i}", t) for i, t in enumerate(texts)])
+    return project
+
+
+def member(project: Project, username: str, role: str = Membership.Role.ANNOTATOR,
+           password: str = "pw") -> Any:
+    """A user with ``role`` in ``project`` (created if needed)."""
+    User = get_user_model()
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        user = User.objects.create_user(username, password=password)
+    Membership.objects.get_or_create(user=user, project=project, defaults={"role": role})
+    return user
+
+
+def leased_item_id(response: Any) -> int | None:
+    """The item id shown on a queue page, or None when nothing waits."""
+    m = re.search(rb'data-item="(\d+)"', response.content)
+    return int(m.group(1)) if m else None
+
+
+def worker_database_url() -> str:
+    """A DATABASE_URL for a worker process that points at the CURRENT (test) database."""
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{s['NAME']}"
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+class Worker:
+    """A real ``celery worker`` subprocess on the test database, broker and queue."""
+
+    def __init__(self, log_path: Path) -> None:
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "annotator.settings",
+               "DATABASE_URL": worker_database_url()}
+        self.log_path = log_path
+        self.log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "annotator", "worker", "--pool=solo",
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.wait_for(lambda: "ready." in log_path.read_text(), 60, "the worker to start")
+
+    def wait_for(self, condition: Any, timeout: float, what: str) -> None:
+        """Poll ``condition()`` until true; AssertionError with the worker log on timeout."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; worker log:\n"
+                                     + self.log_path.read_text()[-3000:])
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def label_everything(project: Project, clients: list[Any], worker: Worker, timeout: float = 120) -> int:
+    """Label every queued item through the queue pages, the clients taking turns.
+
+    Waits for the worker whenever the queue is empty but items are still pending or labels
+    are unapplied. Returns the number of labels given.
+    """
+    from annotator.labelling.models import Item, Label, LearnerState
+
+    given = 0
+    turn = itertools.cycle(clients)
+    deadline = time.monotonic() + timeout
+    while True:
+        client = next(turn)
+        item_id = leased_item_id(client.get(f"/projects/{project.pk}/"))
+        if item_id is not None:
+            gold = Item.objects.get(pk=item_id).gold
+            response = client.post(f"/projects/{project.pk}/items/{item_id}/label", {"value": str(gold)})
+            assert response.status_code == 302, response.content
+            given += 1
+            continue
+        busy = (Item.objects.filter(project=project, status__in=["pending", "queued", "leased"]).exists()
+                or LearnerState.objects.get(project=project).version < Label.objects.filter(
+                    project=project, primary=True).count())
+        if not busy:
+            return given
+        if time.monotonic() > deadline or worker.proc.poll() is not None:
+            raise AssertionError("the worker did not keep up; log:\n" + worker.log_path.read_text()[-3000:])
+        time.sleep(0.05)

@@ -1,0 +1,59 @@
+"""Metrics from a hand-made decision log (issue 2 item 9): exact and importance-weighted."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from annotator.labelling.metrics import project_metrics
+from annotator.labelling.models import Item, Label
+
+from .apphelpers import member, text_project
+
+pytestmark = pytest.mark.django_db
+
+# seq: (prediction, q, queried, gold, label or None, status)
+LOG = [
+    ("spam", 1.0, True, "spam", "spam", "labelled"),
+    ("ham", 0.5, True, "spam", "spam", "labelled"),
+    ("ham", 0.2, False, "ham", None, "auto"),
+    ("spam", 0.25, True, "spam", "spam", "labelled"),
+    ("ham", 0.1, False, "spam", None, "auto"),
+    ("spam", 0.8, True, None, None, "queued"),  # waiting for a label: ends the IW prefix
+    ("ham", 0.3, False, "ham", None, "auto"),
+]
+
+
+def test_metrics_on_a_hand_made_log():
+    project = text_project([f"t{i}" for i in range(len(LOG) + 1)])  # last item stays pending
+    user = member(project, "ann")
+    items = list(Item.objects.filter(project=project).order_by("seq"))
+    for item, (pred, q, queried, gold, label, status) in zip(items, LOG, strict=False):
+        item.prediction, item.query_prob, item.queried = pred, q, queried
+        item.gold, item.status, item.model_version = gold, status, 0
+        item.save()
+        if label is not None:
+            Label.objects.create(item=item, project=project, annotator=user, value=label, seconds=3.0,
+                                 applied_version=1)
+    m = project_metrics(project)
+    assert (m["items"], m["pending"], m["waiting"], m["seen"], m["queried"]) == (8, 1, 1, 7, 4)
+    assert m["query_ratio"] == pytest.approx(4 / 7)
+    assert (m["labels"], m["labels_applied"], m["seconds_per_label"]) == (3, 3, 3.0)
+    # exact: 6 decided items have gold; right at seq 0, 2, 3, 6
+    assert m["accuracy_gold"] == {"value": pytest.approx(4 / 6), "n": 6}
+    # plain accuracy on labelled queried items: seq 0 right, 1 wrong, 3 right
+    assert m["accuracy_queried"] == {"value": pytest.approx(2 / 3), "n": 3}
+    # IW over the prefix seq 0..4 (n = 5): correct queried items 0 (q=1) and 3 (q=0.25)
+    iw = m["accuracy_iw"]
+    value = (1 / 1.0 + 1 / 0.25) / 5
+    half = 1.959963984540054 * math.sqrt((1 * 0 / 1.0 + 1 * 0.75 / 0.0625) / 25)
+    assert iw["value"] == pytest.approx(value) and iw["n"] == 3 and iw["seen"] == 5
+    assert iw["low"] == pytest.approx(max(0, value - half))
+    assert iw["high"] == pytest.approx(min(1, value + half))
+
+
+def test_metrics_of_an_empty_project():
+    m = project_metrics(text_project())
+    assert m["seen"] == 0 and m["query_ratio"] is None
+    assert m["accuracy_iw"]["value"] is None and m["accuracy_gold"]["value"] is None

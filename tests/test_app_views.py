@@ -1,0 +1,168 @@
+"""Pages and the JSON API through the Django test client: auth, membership, labelling, exports."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from annotator.labelling.annotation import lease_next, submit_label
+from annotator.labelling.models import ImportJob, Item, Label, Membership
+from annotator.labelling.pipeline import update_project
+
+from .apphelpers import SPAM, digits_project, leased_item_id, member, text_project
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def project():
+    p = digits_project(20)
+    update_project(p.pk)
+    return p
+
+
+def login(client, project, username, role=Membership.Role.ANNOTATOR):
+    user = member(project, username, role)
+    client.force_login(user)
+    return user
+
+
+def test_login_required_everywhere(client, project):
+    for url in ["/", f"/projects/{project.pk}/", f"/projects/{project.pk}/upload",
+                f"/projects/{project.pk}/export/labels.csv"]:
+        response = client.get(url)
+        assert response.status_code == 302 and response.url.startswith("/accounts/login/"), url
+    assert client.get(f"/api/projects/{project.pk}/metrics").status_code == 403
+    assert client.get("/accounts/login/").status_code == 200
+
+
+def test_non_members_get_403_and_see_no_projects(client, project):
+    outsider = get_user_model().objects.create_user("outsider", password="pw")
+    client.force_login(outsider)
+    assert project.name not in client.get("/").content.decode()
+    item = Item.objects.filter(project=project).first()
+    for url in [f"/projects/{project.pk}/", f"/projects/{project.pk}/items/{item.pk}/image",
+                f"/api/projects/{project.pk}/metrics"]:
+        assert client.get(url).status_code == 403, url
+    assert client.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": "1"}).status_code == 403
+
+
+def test_annotator_cannot_upload_or_export(client, project):
+    login(client, project, "ann")
+    for url in [f"/projects/{project.pk}/upload", f"/projects/{project.pk}/export/model.npz",
+                f"/projects/{project.pk}/export/labels.jsonl"]:
+        assert client.get(url).status_code == 403, url
+
+
+def test_queue_page_leases_shows_image_and_takes_a_label(client, project):
+    user = login(client, project, "ann")
+    assert project.name in client.get("/").content.decode()
+    page = client.get(f"/projects/{project.pk}/")
+    assert page.status_code == 200
+    item_id = leased_item_id(page)
+    item = Item.objects.get(pk=item_id)
+    assert item.status == "leased" and item.lease_owner == user
+    html = page.content.decode()
+    assert all(f'value="{c}"' in html for c in range(10)) and "waiting" in html
+    image = client.get(f"/projects/{project.pk}/items/{item_id}/image")
+    assert image.status_code == 200 and image["Content-Type"] == "image/png"
+    assert image.content == bytes(item.data)
+    assert leased_item_id(client.get(f"/projects/{project.pk}/")) == item_id  # same lease again
+    assert client.post(f"/projects/{project.pk}/items/{item_id}/label", {"value": "11"}).status_code == 400
+    response = client.post(f"/projects/{project.pk}/items/{item_id}/label", {"value": str(item.gold)})
+    assert response.status_code == 302
+    label = Label.objects.get(item_id=item_id)
+    assert (label.value, label.annotator, label.primary) == (item.gold, user, True)
+    assert label.applied_version is None
+    assert label.seconds is not None and label.seconds >= 0
+    assert Item.objects.get(pk=item_id).status == "labelled"
+    assert update_project(project.pk).applied == 1
+
+
+def test_lease_expiry_returns_the_item_and_late_labels_are_kept(project):
+    a, b = member(project, "a"), member(project, "b")
+    first = lease_next(project, a)
+    second = lease_next(project, b)
+    assert first.pk != second.pk  # two annotators never get the same item
+    Item.objects.filter(pk=first.pk).update(lease_expires=timezone.now() - timedelta(seconds=1))
+    c = member(project, "c")
+    again = lease_next(project, c)
+    assert again.pk == first.pk and again.lease_owner == c
+    late = submit_label(first, a, first.gold)  # a's lease expired but nobody labelled it yet
+    assert late.primary
+    extra = submit_label(first, c, first.gold)  # c answers too: an extra opinion, never applied
+    assert not extra.primary
+    assert update_project(project.pk).applied == 1
+    assert Label.objects.get(pk=extra.pk).applied_version is None
+
+
+def test_upload_view_stores_a_job_then_the_worker_imports_it(client, project):
+    login(client, project, "boss", Membership.Role.ADMIN)
+    data = io.BytesIO(b"")
+    data.name = "x.zip"
+    response = client.post(f"/projects/{project.pk}/upload", {"file": data})
+    assert response.status_code == 302
+    job = ImportJob.objects.get(project=project)
+    assert job.status == "waiting" and job.filename == "x.zip"
+    from annotator.labelling.ingest import run_job
+
+    assert run_job(job.pk).status == "failed"
+    page = client.get(f"/projects/{project.pk}/imports/{job.pk}/")
+    assert "not a readable ZIP" in page.content.decode()
+
+
+def test_api_items_post_and_get(client):
+    project = text_project(params={"delta": 0.5, "query": "all"})
+    url = f"/api/projects/{project.pk}/items"
+    body = {"items": [{"text": t, "gold": "spam" if "free" in t else None} for t in SPAM]}
+    assert client.post(url, body, content_type="application/json").status_code == 403
+    auth = {"HTTP_AUTHORIZATION": f"Token {project.api_token}"}
+    assert client.post(url, body, content_type="application/json",
+                       HTTP_AUTHORIZATION="Token wrong").status_code == 403
+    bad = client.post(url, {"items": [{"text": "ok"}, {"text": ""}]}, content_type="application/json", **auth)
+    assert bad.status_code == 400 and "item 1" in bad.json()["error"]
+    assert Item.objects.filter(project=project).count() == 0
+    created = client.post(url, body, content_type="application/json", **auth)
+    assert created.status_code == 201
+    ids = [it["id"] for it in created.json()["items"]]
+    assert len(ids) == len(SPAM) and Item.objects.get(pk=ids[0]).text == SPAM[0]
+    before = client.get(url, {"ids": ",".join(map(str, ids))}, **auth).json()["items"]
+    assert all(it["prediction"] is None and it["queried"] is None for it in before)
+    update_project(project.pk)
+    after = client.get(url, {"ids": ",".join(map(str, ids))}, **auth).json()["items"]
+    assert [it["id"] for it in after] == ids
+    decided = [it for it in after if it["queried"] is not None]
+    assert decided and all(it["query_prob"] == 1.0 and it["prediction"] in ("ham", "spam") for it in decided)
+    metrics = client.get(f"/api/projects/{project.pk}/metrics", **auth).json()
+    assert metrics["seen"] == len(decided)
+
+
+def test_api_accepts_base64_images(client, project):
+    item = Item.objects.filter(project=project).first()
+    payload = {"items": [{"image_base64": base64.b64encode(bytes(item.data)).decode(), "gold": 4}]}
+    response = client.post(f"/api/projects/{project.pk}/items", payload, content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Token {project.api_token}")
+    assert response.status_code == 201
+    new = Item.objects.get(pk=response.json()["items"][0]["id"])
+    assert bytes(new.vector) == bytes(item.vector) and new.gold == 4
+
+
+def test_label_exports(client, project):
+    ann = member(project, "ann")
+    item = lease_next(project, ann)
+    submit_label(item, ann, item.gold)
+    login(client, project, "boss", Membership.Role.ADMIN)
+    rows = list(csv.DictReader(io.StringIO(b"".join(
+        client.get(f"/projects/{project.pk}/export/labels.csv").streaming_content).decode())))
+    assert len(rows) == 1 and rows[0]["item_id"] == str(item.pk) and rows[0]["label"] == str(item.gold)
+    lines = b"".join(client.get(f"/projects/{project.pk}/export/labels.jsonl").streaming_content).splitlines()
+    assert [json.loads(line)["label"] for line in lines] == [item.gold]
+    card = json.loads(client.get(f"/projects/{project.pk}/export/model.json").content)
+    assert card["algorithm"] == "mpaa-i" and card["classes"] == list(range(10))
