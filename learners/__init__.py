@@ -4,7 +4,10 @@
 learner; ``learners.REGISTRY`` lists them with their tasks and parameters.
 """
 
-from . import paa  # noqa: F401  (registers the PAA family)
+from . import (
+    oasis,  # noqa: F401  (registers OASIS, OSIS and OS)
+    paa,  # noqa: F401  (registers the PAA family)
+)
 from .base import BlockDecisions, Decision, Learner
 from .registry import (
     REGISTRY,
