@@ -85,16 +85,20 @@ RULES = ("threshold", "bernoulli")
 
 
 # --------------------------------------------------------------------------- building blocks
-def log_likelihood(Z: np.ndarray, Y: np.ndarray | int) -> np.ndarray:
-    """log L(w) of items with margins ``Z = w.x`` and labels ``Y`` in {-1, 0, +1} (broadcast).
+def log_lik_labelled(Z: np.ndarray, Y: np.ndarray | int) -> np.ndarray:
+    """``log p(y|z) = log C + KAPPA y clip(z, -1, 1)`` for labels ``Y`` in {-1, +1} (broadcast)."""
+    return LOG_C + KAPPA * np.asarray(Y) * np.clip(Z, -1.0, 1.0)
 
-    Labelled (+-1): ``log p(y|z) = log C + KAPPA y clip(z)``. Unlabelled (0): the
-    log-probability of "not null", ``log(p(+1|z) + p(-1|z)) = log(2 C cosh(KAPPA clip(z)))``.
-    """
+
+def log_lik_unlabelled(Z: np.ndarray) -> np.ndarray:
+    """``log(p(+1|z) + p(-1|z)) = log(2 C cosh(KAPPA clip(z)))``: the log-probability of "not null"."""
     zc = KAPPA * np.clip(Z, -1.0, 1.0)
-    labelled = LOG_C + np.asarray(Y) * zc
-    unlabelled = LOG_C + np.logaddexp(zc, -zc)
-    return np.where(np.asarray(Y) == 0, unlabelled, labelled)
+    return LOG_C + np.logaddexp(zc, -zc)
+
+
+def log_likelihood(Z: np.ndarray, Y: np.ndarray | int) -> np.ndarray:
+    """Per-item log-likelihood (spec section 1.2) with labels ``Y`` in {-1, 0, +1}, 0 = unlabelled."""
+    return np.where(np.asarray(Y) == 0, log_lik_unlabelled(Z), log_lik_labelled(Z, Y))
 
 
 def log_prior(W: np.ndarray, nu: float) -> np.ndarray:
@@ -102,30 +106,32 @@ def log_prior(W: np.ndarray, nu: float) -> np.ndarray:
     return np.sum(-math.log(math.pi * nu) - np.log1p((W / nu) ** 2), axis=-1)
 
 
-def predictive_margin(Z: np.ndarray, logpi: np.ndarray) -> np.ndarray:
-    """Eq. 4 as a margin, ``2 P(+1|x) - 1``, over the last axis (Z, logpi: (..., m)).
+def predictive_margin(Z: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """Eq. 4 as a margin, ``2 P(+1|x) - 1``, over the last axis (Z, weights pi: (..., m)).
 
     ``P(+1|x) = sum_i pi_i p(+1|z_i) / (p(+1|z_i) + p(-1|z_i))`` and per particle the ratio
     is ``sigmoid(2 KAPPA clip(z)) = (1 + tanh(KAPPA clip(z))) / 2`` [DERIVED], so the margin
     is ``sum_i pi_i tanh(KAPPA clip(z_i))``: exactly 0 when every z is 0 (no rounding tie).
     """
-    return np.sum(np.exp(logpi) * np.tanh(KAPPA * np.clip(Z, -1.0, 1.0)), axis=-1)
+    return np.sum(pi * np.tanh(KAPPA * np.clip(Z, -1.0, 1.0)), axis=-1)
 
 
-def disagreement_score(Z: np.ndarray, logpi: np.ndarray) -> np.ndarray:
+def disagreement_score(Z: np.ndarray, pi: np.ndarray) -> np.ndarray:
     """Eq. 6: ``|sum_i pi_i sign(z_i)|`` over the last axis, in [0, 1] (z = 0 casts no vote)."""
-    return np.abs(np.sum(np.exp(logpi) * np.sign(Z), axis=-1))
+    return np.abs(np.sum(pi * np.sign(Z), axis=-1))
 
 
-def normalise_log_weights(logw: np.ndarray) -> np.ndarray:
-    """Log-weights shifted so that their exponentials sum to 1 along the last axis."""
-    top = np.max(logw, axis=-1, keepdims=True)
-    return logw - (top + np.log(np.sum(np.exp(logw - top), axis=-1, keepdims=True)))
+def normalise_log_weights(logw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(log pi, pi)``: log-weights normalised by log-sum-exp along the last axis, and pi."""
+    shifted = logw - np.max(logw, axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    total = np.sum(e, axis=-1, keepdims=True)
+    return shifted - np.log(total), e / total
 
 
-def effective_sample_size(logpi: np.ndarray) -> np.ndarray:
-    """``1 / sum_i pi_i^2`` of normalised log-weights (last axis); m for equal weights."""
-    return 1.0 / np.sum(np.exp(2.0 * logpi), axis=-1)
+def effective_sample_size(pi: np.ndarray) -> np.ndarray:
+    """``1 / sum_i pi_i^2`` of normalised weights (last axis); m for equal weights (spec 2.6)."""
+    return 1.0 / np.sum(pi * pi, axis=-1)
 
 
 def systematic_resample(p: np.ndarray, u0: float) -> np.ndarray:
@@ -173,21 +179,27 @@ class RunningScaler:
     """
 
     def __init__(self, d: int) -> None:
-        self.n = 0
-        self.mean = np.zeros(d)
-        self.m2 = np.zeros(d)
+        self.set(0, np.zeros(d), np.zeros(d))
+
+    def set(self, n: int, mean: np.ndarray, m2: np.ndarray) -> None:
+        """Restore the count, running mean and sum of squared deviations (d,)."""
+        self.n, self.mean, self.m2 = int(n), mean, m2
+        self._refresh()
 
     def update(self, x: np.ndarray) -> None:
         self.n += 1
         diff = x - self.mean
         self.mean += diff / self.n
         self.m2 += diff * (x - self.mean)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        var = self.m2 / max(self.n, 1)  # population variance
+        spread = var > 0.0
+        self.mult = np.where(spread, 0.5 / np.sqrt(np.where(spread, var, 1.0)), 0.0)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        var = self.m2 / max(self.n, 1)
-        spread = var > 0.0
-        mult = np.where(spread, 0.5 / np.sqrt(np.where(spread, var, 1.0)), 0.0)
-        return (X - self.mean) * mult
+        return (X - self.mean) * self.mult
 
 
 class Buffer:
@@ -257,11 +269,16 @@ class OASIS(Learner):
         self.rng = np.random.default_rng(int(seed))
         # Initialisation (spec section 2.2): W_i ~ prior, pi_i = 1/m, in log space.
         self.W = self.nu * self.rng.standard_cauchy((self.n_filters, self.m, self.dim))
-        self.logpi = np.full((self.n_filters, self.m), -math.log(self.m))
+        self._set_log_weights(np.full((self.n_filters, self.m), -math.log(self.m)))
         self.scaler = RunningScaler(self.n_features)
         self.buffer = Buffer(self.tau, self.n_features, self.n_filters)
         self.n_moves = 0  # resample-move events, summed over filters (diagnostic)
         self.since_move = 0  # posterior updates since the particles last moved (any filter)
+
+    def _set_log_weights(self, logpi: np.ndarray) -> None:
+        """Store normalised log-weights (K, m) and their exponentials ``pi``."""
+        self.logpi = logpi
+        self.pi = np.exp(logpi)
 
     # ----------------------------------------------------------------- features
     def _features(self, X: np.ndarray) -> np.ndarray:
@@ -287,14 +304,14 @@ class OASIS(Learner):
 
     # -------------------------------------------------------------- decisions
     def _scores(self, idx, vals) -> float | np.ndarray:
-        M = predictive_margin(self._margins(dense_row_from(idx, vals, self.n_features)), self.logpi)
+        M = predictive_margin(self._margins(dense_row_from(idx, vals, self.n_features)), self.pi)
         return float(M[0]) if self.binary else (1.0 + M) / 2.0
 
     def _predict_and_query(self, idx, vals, predict_only):
         Z = self._margins(dense_row_from(idx, vals, self.n_features))
-        M = predictive_margin(Z, self.logpi)
+        M = predictive_margin(Z, self.pi)
         code = (1 if M[0] > 0.0 else 0) if self.binary else int(np.argmax(M))  # ties: -1 / first
-        score = float(np.min(disagreement_score(Z, self.logpi)))
+        score = float(np.min(disagreement_score(Z, self.pi)))
         if not self.active:
             q = 0.0  # osis / os never query actively (the caller reveals labels)
         elif self.rule == "threshold":
@@ -327,24 +344,27 @@ class OASIS(Learner):
             logw = np.sum(log_likelihood(Z, Yb[:, None, :]), axis=-1)
         elif updates_posterior:
             # Reweight with the particles of the previous step (section 2.4).
-            logw = self.logpi + log_likelihood(self._margins(x), y[:, None])
+            Z = self._margins(x)
+            logw = self.logpi + (log_lik_unlabelled(Z) if code is None else log_lik_labelled(Z, y[:, None]))
         else:
             return
-        self.logpi = normalise_log_weights(logw)
-        low = np.flatnonzero(effective_sample_size(self.logpi) < self.m / 2.0)
+        self.logpi, self.pi = normalise_log_weights(logw)
+        low = np.flatnonzero(effective_sample_size(self.pi) < self.m / 2.0)
         if len(low):
             self._resample_move(low)
 
     def _resample_move(self, which: np.ndarray) -> None:
         """Systematic resampling + one MH move per particle for the filters ``which`` (2.7)."""
         u0 = self.rng.random(len(which))
-        idx = np.stack([systematic_resample(np.exp(self.logpi[f]), u)
+        idx = np.stack([systematic_resample(self.pi[f], u)
                         for f, u in zip(which, u0, strict=True)])
         W = np.take_along_axis(self.W[which], idx[:, :, None], axis=1)
         Xb, Yb = self.buffer.items()
         W, _ = mh_move(W, self._features(Xb), Yb[which], self.nu, self.proposal_scale, self.rng)
         self.W[which] = W
-        self.logpi[which] = -math.log(self.m)
+        logpi = self.logpi.copy()
+        logpi[which] = -math.log(self.m)
+        self._set_log_weights(logpi)
         self.n_moves += len(which)
         self.since_move = 0
 
@@ -377,10 +397,9 @@ class OASIS(Learner):
                 got = arrays[key].shape if key in arrays else "missing"
                 raise ValueError(f"state array {key!r} must have shape {shape}, got {got}")
         self.W = arrays["W"].astype(np.float64)
-        self.logpi = arrays["logpi"].astype(np.float64)
-        self.scaler.mean = arrays["scaler_mean"].astype(np.float64)
-        self.scaler.m2 = arrays["scaler_m2"].astype(np.float64)
-        self.scaler.n = int(extra["scaler_n"])
+        self._set_log_weights(arrays["logpi"].astype(np.float64))
+        self.scaler.set(int(extra["scaler_n"]), arrays["scaler_mean"].astype(np.float64),
+                        arrays["scaler_m2"].astype(np.float64))
         self.buffer.X = arrays["buffer_x"].astype(np.float64)
         self.buffer.Y = arrays["buffer_y"].astype(np.int8)
         self.buffer.size, self.buffer.next = int(extra["buffer_size"]), int(extra["buffer_next"])
