@@ -385,11 +385,12 @@ class OASIS(Learner):
                 "n_moves": self.n_moves, "since_move": self.since_move}
 
     def _state_arrays(self) -> dict[str, np.ndarray]:
-        return {"W": self.W, "logpi": self.logpi, "scaler_mean": self.scaler.mean,
+        return {"W": self.W, "logpi": self.logpi, "pi": self.pi, "scaler_mean": self.scaler.mean,
                 "scaler_m2": self.scaler.m2, "buffer_x": self.buffer.X, "buffer_y": self.buffer.Y}
 
     def _load_arrays(self, arrays, extra) -> None:
-        shapes = {"W": self.W.shape, "logpi": self.logpi.shape, "scaler_mean": self.scaler.mean.shape,
+        shapes = {"W": self.W.shape, "logpi": self.logpi.shape, "pi": self.pi.shape,
+                  "scaler_mean": self.scaler.mean.shape,
                   "scaler_m2": self.scaler.m2.shape, "buffer_x": self.buffer.X.shape,
                   "buffer_y": self.buffer.Y.shape}
         for key, shape in shapes.items():
@@ -397,7 +398,8 @@ class OASIS(Learner):
                 got = arrays[key].shape if key in arrays else "missing"
                 raise ValueError(f"state array {key!r} must have shape {shape}, got {got}")
         self.W = arrays["W"].astype(np.float64)
-        self._set_log_weights(arrays["logpi"].astype(np.float64))
+        # pi is saved too: it is the exact cache the live learner predicts with.
+        self.logpi, self.pi = arrays["logpi"].astype(np.float64), arrays["pi"].astype(np.float64)
         self.scaler.set(int(extra["scaler_n"]), arrays["scaler_mean"].astype(np.float64),
                         arrays["scaler_m2"].astype(np.float64))
         self.buffer.X = arrays["buffer_x"].astype(np.float64)
