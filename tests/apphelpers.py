@@ -135,3 +135,17 @@ def label_everything(project: Project, clients: list[Any], worker: Worker, timeo
         if time.monotonic() > deadline or worker.proc.poll() is not None:
             raise AssertionError("the worker did not keep up; log:\n" + worker.log_path.read_text()[-3000:])
         time.sleep(0.05)
+
+
+def vector_records(classes: list[Any], n: int, n_features: int = 8, seed: int = 0) -> list[Record]:
+    """``n`` separable vector records: class ``k`` has its mass on feature ``k`` (plus noise)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        k = int(rng.integers(len(classes)))
+        x = rng.normal(0, 0.1, n_features)
+        x[k] += 1.0
+        out.append(Record(f"item {i}", [[j, float(v)] for j, v in enumerate(x)], classes[k]))
+    return out
