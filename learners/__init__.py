@@ -4,7 +4,7 @@
 learner; ``learners.REGISTRY`` lists them with their tasks and parameters.
 """
 
-from . import paa  # noqa: F401  (registers the PAA family)
+from . import baselines, dada, paa, soal  # noqa: F401  (each module registers its family)
 from .base import BlockDecisions, Decision, Learner
 from .registry import (
     REGISTRY,
