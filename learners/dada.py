@@ -37,7 +37,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .base import BlockDecisions, statistic_query_probability
-from .linear import LinearBinary, MulticlassLinear, block_query_probs, sign_code
+from .linear import (
+    LinearBinary,
+    MulticlassLinear,
+    block_query_probs,
+    block_statistic_probs,
+    canonical_csr,
+    csr_row_sums,
+    sign_code,
+)
 from .registry import Param, delta_param, register
 
 UPDATES = ("DA", "MD")
@@ -47,9 +55,12 @@ A_RULES = ("feature", "one", "zero")
 def a_weight(rule: str, sq_norm: float | np.ndarray) -> float | np.ndarray:
     """The weight a_t of the feature-based query term (spec section 4 table).
 
-    rule: "feature" -> 1/max(1, ||x||^2), "one" -> 1, "zero" -> 0; sq_norm: ||x||^2.
+    rule: "feature" -> 1/max(1, ||x||^2), "one" -> 1, "zero" -> 0; sq_norm: ||x||^2
+    (a float for one item, an array for a block).
     """
     if rule == "feature":
+        if isinstance(sq_norm, float):
+            return 1.0 / max(1.0, sq_norm)
         return 1.0 / np.maximum(1.0, sq_norm)
     return 1.0 if rule == "one" else 0.0
 
@@ -88,8 +99,8 @@ class DADA(LinearBinary):
         if predict_only:
             return sign_code(m), m, 1.0
         sq = vals * vals
-        v = float(np.sum(sq / (self.smoothing + self.s[idx])))
-        stat = abs(m) - 0.5 * self.eta * a_weight(self.a_t, float(sq.sum())) * v
+        v = float(np.dot(sq, 1.0 / (self.smoothing + self.s[idx])))
+        stat = abs(m) - 0.5 * self.eta * a_weight(self.a_t, float(np.dot(vals, vals))) * v
         return sign_code(m), m, statistic_query_probability(self.delta, stat)
 
     def decide_block(self, X: sp.csr_matrix) -> BlockDecisions:
@@ -97,11 +108,11 @@ class DADA(LinearBinary):
         codes = (m >= 0.0).astype(np.int64)  # sign(0) = +1 (module docstring)
 
         def active() -> np.ndarray:
-            X2 = X.multiply(X).tocsr()
-            v = np.asarray(X2 @ (1.0 / (self.smoothing + self.s)), dtype=float)
-            a = a_weight(self.a_t, np.asarray(X2.sum(axis=1), dtype=float).reshape(-1))
-            stat = np.abs(m) - 0.5 * self.eta * a * v
-            return np.where(stat <= 0.0, 1.0, self.delta / (self.delta + np.maximum(stat, 0.0)))
+            Xc = canonical_csr(X)
+            sq = Xc.data * Xc.data
+            v = csr_row_sums(Xc, sq / (self.smoothing + self.s[Xc.indices]))
+            a = a_weight(self.a_t, csr_row_sums(Xc, sq))
+            return block_statistic_probs(self.delta, np.abs(m) - 0.5 * self.eta * a * v)
 
         return BlockDecisions(codes, m, block_query_probs(self, len(m), active))
 
@@ -162,15 +173,15 @@ class MDADA(MulticlassLinear):
         return statistic_query_probability(self.delta, float(stat))
 
     def _block_active_query(self, X, codes, gaps) -> np.ndarray:
-        X2 = X.multiply(X).tocsr()
-        D = np.asarray(X2 @ (1.0 / (self.smoothing + self.S)).T, dtype=float)  # (n, k)
+        Xc = canonical_csr(X)
+        sq = Xc.data * Xc.data
+        D = csr_row_sums(Xc, sq / (self.smoothing + self.S[:, Xc.indices]))  # (n, k)
         rows = np.arange(len(codes))
         v_top = D[rows, codes]
         D[rows, codes] = -np.inf
         v = v_top + D.max(axis=1)
-        a = a_weight(self.a_t, np.asarray(X2.sum(axis=1), dtype=float).reshape(-1))
-        stat = gaps - 0.5 * self.eta * a * v
-        return np.where(stat <= 0.0, 1.0, self.delta / (self.delta + np.maximum(stat, 0.0)))
+        a = a_weight(self.a_t, csr_row_sums(Xc, sq))
+        return block_statistic_probs(self.delta, gaps - 0.5 * self.eta * a * v)
 
     def _update(self, idx, vals, code) -> None:
         z = self._scores(idx, vals)

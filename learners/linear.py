@@ -42,6 +42,33 @@ def block_top_two(S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return codes, S[rows, codes] - S[rows, runner], runner
 
 
+def csr_row_sums(X: sp.csr_matrix, entries: np.ndarray) -> np.ndarray:
+    """Per-row sums of values given for each stored entry of the CSR matrix ``X``.
+
+    entries: (nnz,) -> returns (n,); or (k, nnz) -> returns (n, k).
+    ``X`` must be in canonical format (see :func:`canonical_csr`). Pure numpy (no sparse
+    matrix products, no d-sized temporaries), which keeps block decisions cheap.
+    """
+    n = X.shape[0]
+    rows = np.repeat(np.arange(n), np.diff(X.indptr))
+    if entries.ndim == 1:
+        return np.bincount(rows, weights=entries, minlength=n)
+    return np.stack([np.bincount(rows, weights=e, minlength=n) for e in entries], axis=1)
+
+
+def canonical_csr(X: sp.csr_matrix) -> sp.csr_matrix:
+    """``X`` itself when its entries are sorted and unique, else a summed-duplicates copy.
+
+    Needed before squaring stored entries: a duplicated (i, j) entry squares differently
+    from its sum.
+    """
+    if X.has_canonical_format:
+        return X
+    Y = X.copy()
+    Y.sum_duplicates()
+    return Y
+
+
 def block_query_probs(learner: Learner, n: int, active: Callable[[], np.ndarray]) -> np.ndarray:
     """Query probabilities (n,) of a block under ``learner.query``.
 
@@ -53,6 +80,11 @@ def block_query_probs(learner: Learner, n: int, active: Callable[[], np.ndarray]
     if learner.query == "random":
         return np.full(n, learner.p)
     return np.asarray(active(), dtype=float)
+
+
+def block_statistic_probs(delta: float, stat: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`learners.base.statistic_query_probability`: 1 where stat <= 0."""
+    return np.where(stat <= 0.0, 1.0, delta / (delta + np.maximum(stat, 0.0)))
 
 
 def sign_code(margin: float) -> int:

@@ -27,7 +27,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from .base import BlockDecisions, margin_query_probability, statistic_query_probability
-from .linear import LinearBinary, block_query_probs, sign_code
+from .linear import (
+    LinearBinary,
+    block_query_probs,
+    block_statistic_probs,
+    canonical_csr,
+    csr_row_sums,
+    sign_code,
+)
 from .registry import Param, delta_param, register
 
 COVARIANCES = ("full", "diagonal")
@@ -93,12 +100,12 @@ class SOAL(LinearBinary):
         def active() -> np.ndarray:
             if self.margin_only:
                 return self.delta / (self.delta + np.abs(m))
+            Xc = canonical_csr(X)
             if self.full:
-                v = np.asarray(X.multiply(X @ self.Sigma).sum(axis=1), dtype=float).reshape(-1)
+                v = np.asarray(Xc.multiply(Xc @ self.Sigma).sum(axis=1), dtype=float).reshape(-1)
             else:
-                v = np.asarray(X.multiply(X) @ self.Sigma, dtype=float).reshape(-1)
-            rho = self._rho(m, np.maximum(v, 0.0))
-            return np.where(rho <= 0.0, 1.0, self.delta / (self.delta + np.maximum(rho, 0.0)))
+                v = csr_row_sums(Xc, Xc.data * Xc.data * self.Sigma[Xc.indices])
+            return block_statistic_probs(self.delta, self._rho(m, np.maximum(v, 0.0)))
 
         return BlockDecisions(codes, m, block_query_probs(self, len(m), active))
 
