@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 import learners
@@ -108,3 +109,25 @@ def calibrate_delta(run_ratio: Callable[[float], float], target: float, lo: floa
             return 2.0 ** mid
         lo, hi = (lo, mid) if ratio > target else (mid, hi)
     return 2.0 ** ((lo + hi) / 2.0)
+
+
+def assert_two_class_matches_binary(multi: learners.Learner, binary: learners.Learner, scale: float,
+                                    X: np.ndarray, labels: Sequence[Any], u: np.ndarray) -> None:
+    """A two-class multiclass learner tracks its binary counterpart round by round.
+
+    Checks, on every round: the same query probability and query outcome, the same
+    prediction whenever the margin is non-zero (at an exact tie the multiclass argmax picks
+    classes[0] while binary learners predict classes[1]), and ``W[1] - W[0] == scale * w``.
+    """
+    assert multi.classes == binary.classes
+    got_m = trajectory(multi, list(X), labels, FixedRng(*u))
+    got_b = trajectory(binary, list(X), labels, FixedRng(*u))
+    n_queried = 0
+    for (dm, sm), (db, sb) in zip(got_m, got_b, strict=True):
+        assert dm.query_prob == pytest.approx(db.query_prob, rel=1e-9, abs=1e-12)
+        assert dm.queried == db.queried
+        if abs(db.score) > 1e-12:
+            assert dm.prediction == db.prediction
+        np.testing.assert_allclose(sm["W"][1] - sm["W"][0], scale * sb["w"], rtol=1e-9, atol=1e-12)
+        n_queried += dm.queried
+    assert 0 < n_queried < len(labels)
