@@ -6,10 +6,7 @@ learner; ``learners.REGISTRY`` lists them with their tasks and parameters.
 exported model (``save_model``) that featurizes and predicts raw items.
 """
 
-from . import (
-    oasis,  # noqa: F401  (registers OASIS, OSIS and OS)
-    paa,  # noqa: F401  (registers the PAA family)
-)
+from . import baselines, dada, oasis, paa, soal  # noqa: F401  (each module registers its family)
 from .base import BlockDecisions, Decision, Learner
 from .model_file import ExportedModel, load_model, save_model
 from .registry import (
