@@ -135,13 +135,14 @@ API_MAX_BATCH = int(os.environ.get("API_MAX_BATCH", 1000))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _BROKER_DIR = Path(os.environ.get("BROKER_DIR", VAR_DIR / "broker"))
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # producer and consumer share one folder: messages are files waiting there
         "data_folder_in": str(_BROKER_DIR / "queue"),
         "data_folder_out": str(_BROKER_DIR / "queue"),
         "processed_folder": str(_BROKER_DIR / "processed"),
+        "control_folder": str(_BROKER_DIR / "control"),  # exchange tables (default: ./control)
         "store_processed": False,
         "polling_interval": 0.1,
     }
