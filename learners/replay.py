@@ -318,7 +318,8 @@ def plot_svg(doc: dict[str, Any], path: str) -> None:
         fh.write(svg)
 
 
-def print_table(doc: dict[str, Any], out: Any = sys.stdout) -> None:
+def print_table(doc: dict[str, Any], out: Any = None) -> None:
+    out = sys.stdout if out is None else out
     metric = doc["protocol"]["primary_metric"]
     print(f"{'algo':<16} {metric:>8} {'+-':>7} {'query%':>7} {'items/s':>10}  setting", file=out)
     for r in doc["results"]:

@@ -68,6 +68,34 @@ def _rows(X: sp.csr_matrix, i: int, j: int) -> sp.csr_matrix:
                          shape=(j - i, X.shape[1]), copy=False)
 
 
+class _BlockMaker:
+    """Builds row blocks of one CSR matrix about ten times faster than ``scipy``'s constructor.
+
+    A block is a ``csr_matrix`` whose attributes are set directly from slices of X (already
+    valid CSR: the checks of the constructor would only repeat what holds for X). This relies
+    on the attribute layout of ``csr_matrix`` (``data``, ``indices``, ``indptr``, ``_shape``,
+    ``maxprint``); when a scipy version has another layout it falls back to the constructor.
+    """
+
+    _LAYOUT = frozenset({"data", "indices", "indptr", "_shape", "maxprint"})
+
+    def __init__(self, X: sp.csr_matrix) -> None:
+        self.X = X
+        template = _rows(X, 0, min(1, X.shape[0]))
+        self.direct = set(vars(template)) == self._LAYOUT
+        self.maxprint = getattr(template, "maxprint", None)
+
+    def __call__(self, i: int, j: int) -> sp.csr_matrix:
+        X = self.X
+        if not self.direct:
+            return _rows(X, i, j)
+        a, b = X.indptr[i], X.indptr[j]
+        m = sp.csr_matrix.__new__(sp.csr_matrix)
+        m.data, m.indices, m.indptr = X.data[a:b], X.indices[a:b], X.indptr[i:j + 1] - a
+        m._shape, m.maxprint = (j - i, X.shape[1]), self.maxprint
+        return m
+
+
 def replay_per_item(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.random.Generator,
                     budget: BudgetController | None = None) -> Trace:
     """The plain contract loop over the rows of X (already in stream order).
@@ -108,8 +136,9 @@ def replay_fast(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.rando
                 max_block: int = 4096) -> Trace:
     """Block evaluation for ``static_between_labels`` learners; same trajectory as :func:`replay_per_item`.
 
-    The block length adapts: twice the distance to the last query after a hit, doubled after a
-    block without any query (capped by ``max_block``).
+    Each block starts at the next undecided item (``decide_block`` may depend on the round
+    number, e.g. CSPAA's decaying delta). Its length adapts: twice the distance to the last
+    query after a hit, doubled after a block without any query (capped by ``max_block``).
     """
     if not type(learner).static_between_labels:
         raise ValueError(f"{learner.name!r} changes between labels; use replay_per_item")
@@ -122,22 +151,23 @@ def replay_fast(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.rando
     plain = _learner_learns_plainly(learner)
     data, indices, indptr = X.data, X.indices, X.indptr
     classes = learner.classes
+    block_of = _BlockMaker(X)
     i, block = 0, 8
     while i < n:
         j = min(n, i + block)
-        bd = learner.decide_block(_rows(X, i, j))
-        hits = np.flatnonzero(u[i:j] < bd.query_probs)
-        if hits.size == 0:
+        bd = learner.decide_block(block_of(i, j))
+        hits = u[i:j] < bd.query_probs
+        h = int(hits.argmax())
+        if not hits[h]:
             pred[i:j] = bd.codes
             qp[i:j] = bd.query_probs
             learner.skip(j - i)
             i = j
             block = min(2 * block, max_block)
             continue
-        h = int(hits[0])
-        pred[i:i + h + 1] = bd.codes[:h + 1]
-        qp[i:i + h + 1] = bd.query_probs[:h + 1]
         k = i + h
+        pred[i:k + 1] = bd.codes[:h + 1]
+        qp[i:k + 1] = bd.query_probs[:h + 1]
         queried[k] = True
         learner.skip(h + 1)  # h unqueried rounds and the queried one: decide() counts each
         if plain:  # Learner.learn without the per-call conversions (same arithmetic)
