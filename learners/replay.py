@@ -246,6 +246,7 @@ def run_experiment(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError(f"{', '.join(binary_only)} need a binary task: give --positive LABEL")
     settings = [s for a in args.algo
                 for s in settings_for(a, common, grid, args.scale, args.bias, budget)]
+    _DATA.clear()  # one data set per experiment
     for s in settings:
         if (s.scale, s.bias) not in _DATA:
             _DATA[(s.scale, s.bias)] = preprocess(ds.X, s.scale, s.bias)
