@@ -2,10 +2,13 @@
 
 ``learners.make(name, n_features=..., classes=[...], **params)`` builds any registered
 learner; ``learners.REGISTRY`` lists them with their tasks and parameters.
+``learners.features`` turns raw items into vectors; ``learners.load_model(path)`` reads an
+exported model (``save_model``) that featurizes and predicts raw items.
 """
 
 from . import paa  # noqa: F401  (registers the PAA family)
 from .base import BlockDecisions, Decision, Learner
+from .model_file import ExportedModel, load_model, save_model
 from .registry import (
     REGISTRY,
     Param,
@@ -20,6 +23,7 @@ from .registry import (
 )
 
 __all__ = [
-    "REGISTRY", "BlockDecisions", "Decision", "Learner", "Param", "Spec", "from_bytes",
-    "from_state", "get_spec", "make", "names_for_task", "to_bytes", "validate_params",
+    "REGISTRY", "BlockDecisions", "Decision", "ExportedModel", "Learner", "Param", "Spec", "from_bytes",
+    "from_state", "get_spec", "load_model", "make", "names_for_task", "save_model", "to_bytes",
+    "validate_params",
 ]

@@ -1,0 +1,145 @@
+"""Shared machinery of the featurizers: the error type, option validation and batching.
+
+A featurizer turns raw items (image bytes, text, URLs, index/value pairs) into rows of a
+``scipy.sparse.csr_matrix`` of float64 with a fixed number of columns. Every featurizer is
+rebuilt from its JSON-able :meth:`BaseFeaturizer.config`, so the app, the replay and an
+exported model featurize identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..registry import Param
+
+
+class FeatureError(ValueError):
+    """A raw item cannot be featurized; the message is meant for the person who supplied it.
+
+    reason: what is wrong with the item (e.g. ``text is not valid UTF-8 at byte 17``).
+    position: 0-based position of the item in the batch given to ``transform``, or None
+        when it came from ``transform_one``. ``str(error)`` is ``"item <position>: <reason>"``
+        when the position is known.
+    """
+
+    def __init__(self, reason: str, position: int | None = None) -> None:
+        self.reason = reason
+        self.position = position
+        super().__init__(reason if position is None else f"item {position}: {reason}")
+
+    def at(self, position: int) -> FeatureError:
+        """The same error, located at ``position`` in a batch."""
+        return FeatureError(self.reason, position)
+
+
+def decode_utf8(raw: Any, what: str) -> str:
+    """``raw`` as str: a str is returned as is, bytes must be valid UTF-8.
+
+    what: the item kind used in messages ("text", "URL"). Raises FeatureError otherwise.
+    """
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FeatureError(f"{what} is not valid UTF-8 at byte {exc.start}") from None
+    raise FeatureError(f"{what} item must be a string, got {type(raw).__name__}")
+
+
+def empty_rows(n: int, n_features: int) -> sp.csr_matrix:
+    """An all-zero CSR float64 matrix of shape ``(n, n_features)``."""
+    return sp.csr_matrix((n, n_features), dtype=np.float64)
+
+
+class BaseFeaturizer:
+    """Base class of every featurizer (implements the ``Featurizer`` protocol).
+
+    Subclasses set ``kind``, ``version`` and ``options`` (the :class:`Param` list of their
+    config), compute ``n_features`` in ``__init__`` after calling ``super().__init__``,
+    and implement :meth:`_parse` (validate one raw item, raising FeatureError) and
+    :meth:`_rows` (turn a list of parsed items into CSR rows).
+    """
+
+    kind: ClassVar[str] = ""
+    #: bumped whenever the same config would produce different numbers; a config written by
+    #: another version is refused rather than silently featurized differently.
+    version: ClassVar[int] = 1
+    options: ClassVar[tuple[Param, ...]] = ()
+
+    n_features: int
+
+    def __init__(self, **options: Any) -> None:
+        self._options = validate_options(self.kind, self.options, options)
+        for key, value in self._options.items():
+            setattr(self, key, value)
+
+    @classmethod
+    def default_config(cls) -> dict[str, Any]:
+        return {"kind": cls.kind, "version": cls.version, **{p.name: p.default for p in cls.options}}
+
+    def config(self) -> dict[str, Any]:
+        """JSON-able config; ``make_featurizer(f.config())`` rebuilds an identical featurizer."""
+        return {"kind": self.kind, "version": self.version, **self._options}
+
+    def transform_one(self, raw: Any) -> sp.csr_matrix:
+        """One raw item as a CSR float64 row of shape ``(1, n_features)``; FeatureError if bad."""
+        return self._finish(self._rows([self._parse(raw)]), 1)
+
+    def transform(self, raws: Iterable[Any]) -> sp.csr_matrix:
+        """Raw items as CSR float64 ``(n, n_features)``.
+
+        Raises FeatureError naming the 0-based position of the first bad item (nothing is
+        returned for the others).
+        """
+        if isinstance(raws, (str, bytes, bytearray, memoryview, dict)):
+            raise TypeError("transform takes a sequence of items; use transform_one for one item")
+        parsed = []
+        for i, raw in enumerate(raws):
+            try:
+                parsed.append(self._parse(raw))
+            except FeatureError as exc:
+                raise exc.at(i) from None
+        if not parsed:
+            return empty_rows(0, self.n_features)
+        return self._finish(self._rows(parsed), len(parsed))
+
+    def _finish(self, M: sp.spmatrix, n: int) -> sp.csr_matrix:
+        out = sp.csr_matrix(M, dtype=np.float64)
+        if out.shape != (n, self.n_features):  # an internal bug, not a user error
+            raise AssertionError(f"{self.kind} featurizer produced shape {out.shape}, "
+                                 f"expected {(n, self.n_features)}")
+        out.eliminate_zeros()
+        out.sort_indices()
+        return out
+
+    def _parse(self, raw: Any) -> Any:
+        raise NotImplementedError
+
+    def _rows(self, parsed: Sequence[Any]) -> sp.spmatrix:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self._options.items())
+        return f"{type(self).__name__}({opts})"
+
+
+def validate_options(kind: str, params: Sequence[Param], values: dict[str, Any]) -> dict[str, Any]:
+    """Defaults of ``params`` overlaid with ``values``, each validated.
+
+    Raises ValueError naming an unknown option (and listing the valid ones) or a bad value
+    (naming the option and its valid range).
+    """
+    by_name = {p.name: p for p in params}
+    unknown = set(values) - set(by_name)
+    if unknown:
+        raise ValueError(f"unknown option(s) {sorted(unknown)} for the {kind} featurizer; "
+                         f"valid: {', '.join(sorted(by_name)) or 'none'}")
+    out = {p.name: p.default for p in params}
+    for key, value in values.items():
+        out[key] = by_name[key].validate(value)
+    return out
