@@ -18,10 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
-from .base import BlockDecisions, Learner, margin_query_probability
+# LinearBinary, MulticlassLinear and top_two_gap lived here first; they are re-exported so
+# that code written against this module keeps working.
+from .linear import LinearBinary, MulticlassLinear, top_two_gap
 from .registry import Param, delta_param, register
+
+__all__ = ["CSPAA", "MPAA", "PAA", "LinearBinary", "MulticlassLinear", "c_param", "pa_step",
+           "top_two_gap"]
 
 VARIANTS = ("PA", "PA-I", "PA-II")
 
@@ -37,51 +41,6 @@ def pa_step(variant: str, loss: float, sq_norm: float, C: float, multiclass: boo
     if variant == "PA-I":
         return min(C, loss / denom)
     return loss / (denom + 1.0 / (2.0 * C))
-
-
-class LinearBinary(Learner):
-    """Shared machinery of binary linear learners with weight vector ``w`` (d,).
-
-    Subclasses define :meth:`_update`; the margin rule ``delta/(delta+|w.x|)`` is the
-    default active query rule and the score is the signed margin ``w.x``.
-    """
-
-    def __init__(self, n_features: int, classes, **params: Any) -> None:
-        super().__init__(n_features, classes, **params)
-        self.w = np.zeros(self.n_features)
-
-    def _scores(self, idx: np.ndarray, vals: np.ndarray) -> float:
-        return float(np.dot(self.w[idx], vals))
-
-    def _current_delta(self) -> float:
-        """Delta used for the next decision (constant unless a subclass adapts it)."""
-        return self.delta
-
-    def _predict_and_query(self, idx, vals, predict_only):
-        m = self._scores(idx, vals)
-        code = 1 if m >= 0.0 else 0  # decision: sign(0) = +1 (spec section 1, step 2)
-        return code, m, margin_query_probability(self._current_delta(), m)
-
-    def decide_block(self, X: sp.csr_matrix) -> BlockDecisions:
-        m = np.asarray(X @ self.w, dtype=float)
-        codes = (m >= 0.0).astype(np.int64)
-        if self.query == "all":
-            q = np.ones_like(m)
-        elif self.query == "random":
-            q = np.full_like(m, self.p)
-        else:
-            deltas = self._block_deltas(len(m))
-            q = deltas / (deltas + np.abs(m))
-        return BlockDecisions(codes, m, q)
-
-    def _block_deltas(self, n: int) -> np.ndarray | float:
-        return self.delta
-
-    def _state_arrays(self) -> dict[str, np.ndarray]:
-        return {"w": self.w}
-
-    def _load_arrays(self, arrays, extra) -> None:
-        self.w = arrays["w"].astype(np.float64)
 
 
 class PAA(LinearBinary):
@@ -147,7 +106,7 @@ class CSPAA(LinearBinary):
             self.w[idx] += min(self.C, loss / sq) * y * vals
 
 
-class MPAA(Learner):
+class MPAA(MulticlassLinear):
     """Multiclass PAA family (paa.md section 2, Algorithm 3), one weight row per class.
 
     Score: the gap ``p_t = s^(yhat) - max_{r != yhat} s^r`` between the top two class
@@ -155,8 +114,6 @@ class MPAA(Learner):
     ``gamma = s^y - max_{r != y} s^r < 1``: ``tau`` from :func:`pa_step` with ``2||x||^2``,
     ``w^y += tau x`` and ``w^s -= tau x`` for the highest-scoring wrong class s.
     """
-
-    binary = False
 
     def __init__(self, n_features: int, classes, *, variant: str = "PA-I", C: float = 1.0,
                  **params: Any) -> None:
@@ -166,55 +123,16 @@ class MPAA(Learner):
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         self.variant = variant
         self.C = float(C)
-        self.W = np.zeros((len(self.classes), self.n_features))
-
-    def _scores(self, idx, vals) -> np.ndarray:
-        return self.W[:, idx] @ vals
-
-    def _predict_and_query(self, idx, vals, predict_only):
-        s = self._scores(idx, vals)
-        code, gap = top_two_gap(s)
-        return code, gap, margin_query_probability(self.delta, gap)
-
-    def decide_block(self, X: sp.csr_matrix) -> BlockDecisions:
-        S = np.asarray((X @ self.W.T), dtype=float)
-        codes = np.argmax(S, axis=1)  # ties: first class (module docstring)
-        top = S[np.arange(len(codes)), codes]
-        S2 = S.copy()
-        S2[np.arange(len(codes)), codes] = -np.inf
-        gap = top - S2.max(axis=1)
-        if self.query == "all":
-            q = np.ones_like(gap)
-        elif self.query == "random":
-            q = np.full_like(gap, self.p)
-        else:
-            q = self.delta / (self.delta + gap)
-        return BlockDecisions(codes.astype(np.int64), gap, q)
 
     def _update(self, idx, vals, code) -> None:
         s = self._scores(idx, vals)
-        wrong = s.copy()
-        wrong[code] = -np.inf
-        r = int(np.argmax(wrong))  # highest-scoring wrong class; ties: first
+        r = self.best_wrong(s, code)  # highest-scoring wrong class; ties: first
         loss = max(0.0, 1.0 - (s[code] - s[r]))
         sq = float(np.dot(vals, vals))
         if loss > 0.0 and sq > 0.0:
             tau = pa_step(self.variant, loss, sq, self.C, multiclass=True)
             self.W[code, idx] += tau * vals
             self.W[r, idx] -= tau * vals
-
-    def _state_arrays(self) -> dict[str, np.ndarray]:
-        return {"W": self.W}
-
-    def _load_arrays(self, arrays, extra) -> None:
-        self.W = arrays["W"].astype(np.float64)
-
-
-def top_two_gap(s: np.ndarray) -> tuple[int, float]:
-    """``(argmax, s[argmax] - max of the others)`` of a score vector (ties: first index)."""
-    code = int(np.argmax(s))
-    others = np.delete(s, code)
-    return code, float(s[code] - others.max())
 
 
 def c_param(default: float = 1.0) -> Param:

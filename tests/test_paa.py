@@ -7,16 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import learners
-
-
-class FixedRng:
-    """A stand-in Generator whose ``random()`` returns prepared uniforms in order."""
-
-    def __init__(self, *uniforms: float) -> None:
-        self.values = list(uniforms)
-
-    def random(self) -> float:
-        return self.values.pop(0)
+from tests.linear_support import FixedRng
 
 
 def test_paa_i_three_hand_computed_rounds():

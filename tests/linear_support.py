@@ -1,0 +1,133 @@
+"""Helpers shared by the tests of the linear learners (no learner logic lives here).
+
+* :class:`FixedRng`: a stand-in Generator returning prepared uniforms, so a test chooses
+  which rounds are queried.
+* :func:`trajectory`: the per-item protocol (decide on every item, learn only when queried)
+  recording every decision and a copy of the state after every round.
+* :func:`online_run` / :func:`calibrate_delta`: the paper protocol on a real stream, using
+  ``decide_block`` + ``skip`` between queried items (exact for learners whose decisions do
+  not depend on the round counter, i.e. every learner used with it here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import learners
+
+
+class FixedRng:
+    """A stand-in Generator whose ``random()`` returns prepared uniforms in order."""
+
+    def __init__(self, *uniforms: float) -> None:
+        self.values = list(uniforms)
+
+    def random(self) -> float:
+        return self.values.pop(0)
+
+
+def trajectory(lrn: learners.Learner, items: Sequence[Any], labels: Sequence[Any],
+               rng: Any) -> list[tuple[learners.Decision, dict[str, np.ndarray]]]:
+    """Run the protocol item by item; return (decision, state arrays copy) per round."""
+    out = []
+    for x, y in zip(items, labels, strict=True):
+        d = lrn.decide(x, rng)
+        if d.queried:
+            lrn.learn(x, y)
+        else:
+            lrn.observe(x)
+        out.append((d, {k: np.array(v, copy=True) for k, v in lrn.get_state()["arrays"].items()}))
+    return out
+
+
+@dataclass
+class Stream:
+    """One permutation of a labelled data set, pre-cut for :func:`online_run`.
+
+    blocks: CSR blocks of ``block`` consecutive rows; rows: each row (dense 1-D or CSR) for
+    ``learn``; codes: class index (0 = negative / classes[0], 1 = positive) per row.
+    """
+
+    blocks: list[sp.csr_matrix]
+    rows: Sequence[Any]
+    codes: np.ndarray
+    block: int
+
+    @classmethod
+    def of(cls, X: sp.csr_matrix, codes: np.ndarray, perm: np.ndarray, dense_rows: bool,
+           block: int = 64) -> Stream:
+        Xp = X[perm]
+        rows = Xp.toarray() if dense_rows else [Xp[i] for i in range(Xp.shape[0])]
+        blocks = [Xp[i:i + block] for i in range(0, Xp.shape[0], block)]
+        return cls(blocks, rows, np.asarray(codes)[perm], block)
+
+
+def online_run(lrn: learners.Learner, stream: Stream, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The paper protocol over one stream: a prediction on every round, learning only when queried.
+
+    One uniform per item (``u < q`` queries), exactly as the per-item ``decide`` loop. Returns
+    ``(predicted class codes (n,), queried (n,) bool)``.
+    """
+    n, B = len(stream.codes), stream.block
+    u = np.random.default_rng(seed).random(n)
+    preds = np.empty(n, dtype=np.int64)
+    queried = np.zeros(n, dtype=bool)
+    i = 0
+    while i < n:
+        c, offset = divmod(i, B)
+        blk = lrn.decide_block(stream.blocks[c])
+        end = c * B + stream.blocks[c].shape[0]
+        hits = np.flatnonzero(u[i:end] < blk.query_probs[offset:])
+        stop = i + int(hits[0]) + 1 if len(hits) else end
+        preds[i:stop] = blk.codes[offset:offset + stop - i]
+        lrn.skip(stop - i)
+        if len(hits):
+            j = stop - 1
+            queried[j] = True
+            lrn.learn(stream.rows[j], lrn.classes[stream.codes[j]])
+        i = stop
+    return preds, queried
+
+
+def calibrate_delta(run_ratio: Callable[[float], float], target: float, lo: float, hi: float,
+                    steps: int, tolerance: float) -> float:
+    """Bisection on log2(delta) for a query ratio near ``target`` (ratio grows with delta).
+
+    run_ratio: delta -> measured query ratio. Starts from the bracket [2^lo, 2^hi] and stops
+    early once the ratio is within ``tolerance`` of the target.
+    """
+    for _ in range(steps):
+        mid = (lo + hi) / 2.0
+        ratio = run_ratio(2.0 ** mid)
+        if abs(ratio - target) <= tolerance:
+            return 2.0 ** mid
+        lo, hi = (lo, mid) if ratio > target else (mid, hi)
+    return 2.0 ** ((lo + hi) / 2.0)
+
+
+def assert_two_class_matches_binary(multi: learners.Learner, binary: learners.Learner, scale: float,
+                                    X: np.ndarray, labels: Sequence[Any], u: np.ndarray) -> None:
+    """A two-class multiclass learner tracks its binary counterpart round by round.
+
+    Checks, on every round: the same query probability and query outcome, the same
+    prediction whenever the margin is non-zero (at an exact tie the multiclass argmax picks
+    classes[0] while binary learners predict classes[1]), and ``W[1] - W[0] == scale * w``.
+    """
+    assert multi.classes == binary.classes
+    got_m = trajectory(multi, list(X), labels, FixedRng(*u))
+    got_b = trajectory(binary, list(X), labels, FixedRng(*u))
+    n_queried = 0
+    for (dm, sm), (db, sb) in zip(got_m, got_b, strict=True):
+        assert dm.query_prob == pytest.approx(db.query_prob, rel=1e-9, abs=1e-12)
+        assert dm.queried == db.queried
+        if abs(db.score) > 1e-12:
+            assert dm.prediction == db.prediction
+        np.testing.assert_allclose(sm["W"][1] - sm["W"][0], scale * sb["w"], rtol=1e-9, atol=1e-12)
+        n_queried += dm.queried
+    assert 0 < n_queried < len(labels)

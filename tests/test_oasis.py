@@ -1,0 +1,406 @@
+"""OASIS / OSIS / OS: hand-checked building blocks, state round trip, registry, and evidence.
+
+The evidence tests follow the paper's protocol (oasis.md section 6.2): every learner sees
+the same stream; items 1 and 2 carry one label per class; OASIS queries by its rule and
+records ``a`` queries; OSIS and OS get the same ``2 + a`` labels, the ``a`` extra ones at
+random positions (the caller reveals them with ``learn``). Mistakes count on every item.
+As in the paper, the streams are standardised to mean 0, SD 0.5 with the statistics of the
+whole trial and the learners run with ``standardize=False`` (the paper's setting; the
+online scaler is the product's deviation and is exercised by the other tests). They use
+``m = 300`` particles (not the paper's 1000) to keep the suite fast; run
+``python -m tests.test_oasis --m 1000 [--online]`` to print the table with 1000 particles
+(``--online``: raw streams and the learners' online scaler instead).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.stats import cauchy
+
+import learners
+from learners import oasis as oa
+
+#: The paper's particle count; the whole evidence table takes about 20 s with it.
+EVIDENCE_M = 1000
+
+
+class FixedRng:
+    """A stand-in Generator returning prepared Cauchy draws and uniforms, in call order."""
+
+    def __init__(self, cauchy_draws: list[float], uniforms: list[float]) -> None:
+        self.cauchy_draws, self.uniforms = cauchy_draws, uniforms
+
+    def standard_cauchy(self, size):
+        return np.asarray(self.cauchy_draws, dtype=float).reshape(size)
+
+    def random(self, size):
+        return np.asarray(self.uniforms, dtype=float).reshape(size)
+
+
+# ------------------------------------------------------------------------ building blocks
+@pytest.mark.parametrize("z,p_plus,p_minus", [
+    (-3.0, 0.1, 0.8), (-1.0, 0.1, 0.8), (-0.5, 0.1682, 0.4757), (0.0, 0.2828, 0.2828),
+    (0.5, 0.4757, 0.1682), (1.0, 0.8, 0.1), (7.0, 0.8, 0.1),
+])
+def test_likelihood_matches_the_spec_table(z, p_plus, p_minus):
+    lp = np.exp(oa.log_likelihood(np.array([z, z, z]), np.array([1, -1, 0])))
+    np.testing.assert_allclose(lp, [p_plus, p_minus, p_plus + p_minus], atol=1e-4)
+    # The paper's literal form min(1-G, max(G*A, C exp(-y C' z))) with C' = -KAPPA.
+    for y, p in ((1, lp[0]), (-1, lp[1])):
+        literal = min(1 - oa.GAMMA, max(oa.GAMMA * oa.ALPHA, oa.C * math.exp(y * oa.KAPPA * z)))
+        assert p == pytest.approx(literal, rel=1e-12)
+    assert 1.0 - lp[2] == pytest.approx({0.0: 0.4343, 0.5: 0.3561, -0.5: 0.3561}.get(z, 0.1), abs=5e-5)
+
+
+def test_constants():
+    assert abs(oa.C - 0.282842712) < 1e-9
+    assert abs(-oa.KAPPA - -1.039720771) < 1e-9  # C' of the paper
+
+
+def test_log_prior_is_iid_cauchy():
+    W = np.array([[0.0, 1.0, -30.0], [2.5, 1e6, 0.1]])
+    expected = cauchy.logpdf(W, scale=2.5).sum(axis=1)
+    np.testing.assert_allclose(oa.log_prior(W, 2.5), expected, rtol=1e-12)
+
+
+def test_eq4_prediction_and_disagreement_score():
+    pi = np.array([0.25, 0.75])
+    Z = np.array([0.5, -2.0])
+    # P(+1) = 0.25 * 0.7388 + 0.75 * 1/9 (spec table); margin = 2P - 1.
+    p_plus = 0.25 * 0.47568 / (0.47568 + 0.16818) + 0.75 / 9
+    assert oa.predictive_margin(Z, pi) == pytest.approx(2 * p_plus - 1, abs=1e-4)
+    assert oa.disagreement_score(Z, pi) == pytest.approx(0.5)
+    assert oa.disagreement_score(np.array([0.0, 3.0]), pi) == pytest.approx(0.75)  # z=0: no vote
+    assert oa.predictive_margin(np.zeros(2), pi) == 0.0  # an exact tie, no rounding
+
+
+def test_ess_and_log_weight_normalisation():
+    logpi, pi = oa.normalise_log_weights(np.log(np.array([2.0, 1.0, 1.0])) + 1000.0)
+    np.testing.assert_allclose(pi, [0.5, 0.25, 0.25])
+    np.testing.assert_allclose(np.exp(logpi), pi)
+    assert oa.effective_sample_size(pi) == pytest.approx(1 / (0.25 + 2 * 0.0625))
+    assert oa.effective_sample_size(np.full(8, 1 / 8)) == pytest.approx(8.0)
+
+
+def test_systematic_resampling_by_hand():
+    p = np.array([0.1, 0.2, 0.3, 0.4])  # cumulative 0.1, 0.3, 0.6, 1.0
+    # u0 = 0.5: points 0.125, 0.375, 0.625, 0.875
+    np.testing.assert_array_equal(oa.systematic_resample(p, 0.5), [1, 2, 3, 3])
+    # u0 = 0: points 0, 0.25, 0.5, 0.75 (side='right': a point on a boundary goes up)
+    np.testing.assert_array_equal(oa.systematic_resample(p, 0.0), [0, 1, 2, 3])
+    # Systematic property: each index is drawn floor(m p) or ceil(m p) times.
+    rng = np.random.default_rng(4)
+    q = rng.dirichlet(np.ones(50))
+    counts = np.bincount(oa.systematic_resample(q, rng.random()), minlength=50)
+    assert np.all(counts >= np.floor(50 * q)) and np.all(counts <= np.ceil(50 * q))
+
+
+def test_mh_acceptance_by_hand():
+    # One labelled buffered item x = 1, y = +1; particles w = -2 and 0.5 (d = 1).
+    W = np.array([[[-2.0], [0.5]]])
+    Xb, Yb = np.array([[1.0]]), np.array([[1]])
+    # Cauchy steps of 40 and -40 times scale 0.025 propose w = -1 and w = -0.5.
+    # Particle 0: the likelihood stays 0.1 (z <= -1); prior ratio (1+0.64)/(1+0.16) > 1 -> accept.
+    # Particle 1: same prior, likelihood 0.1682/0.4757 = exp(-KAPPA) = 1/sqrt(8) = 0.3536.
+    new, acc = oa.mh_move(W, Xb, Yb, 2.5, 0.025, FixedRng([40.0, -40.0], [0.999, 0.35]))
+    np.testing.assert_array_equal(acc, [[True, True]])
+    np.testing.assert_allclose(new[0, :, 0], [-1.0, -0.5])
+    new, acc = oa.mh_move(W, Xb, Yb, 2.5, 0.025, FixedRng([40.0, -40.0], [0.999, 0.36]))
+    np.testing.assert_array_equal(acc, [[True, False]])
+    np.testing.assert_allclose(new[0, :, 0], [-1.0, 0.5])
+
+
+def test_running_scaler_targets_sd_one_half():
+    rng = np.random.default_rng(0)
+    X = rng.normal(3.0, 7.0, size=(500, 2))
+    X[:, 1] = 4.0  # a constant feature maps to 0
+    sc = oa.RunningScaler(2)
+    assert np.all(sc.transform(X[0]) == 0.0)  # nothing seen yet
+    for x in X:
+        sc.update(x)
+    F = sc.transform(X)
+    assert abs(F[:, 0].mean()) < 1e-9 and F[:, 0].std() == pytest.approx(0.5)
+    assert np.all(F[:, 1] == 0.0)
+
+
+# --------------------------------------------------------------------------- the learner
+def c_exp(z: float) -> float:
+    """The spec's ``C exp(KAPPA z)`` = p(+1|z) for |z| <= 1."""
+    return oa.C * math.exp(oa.KAPPA * z)
+
+
+def _raw_learner(name: str = "oasis", **params) -> learners.Learner:
+    """A 1-feature learner without scaling whose 4 particles are set by hand."""
+    lrn = learners.make(name, n_features=1, classes=["neg", "pos"], m=4, standardize=False, **params)
+    lrn.W[0, :, 0] = [2.0, -2.0, 0.5, 0.0]
+    return lrn
+
+
+def test_reweighting_by_hand_labelled_and_unlabelled():
+    lrn = _raw_learner()
+    lrn.learn(np.array([1.0]), "pos")  # factors p(+1|z): 0.8, 0.1, 0.4757, 0.2828
+    f = np.array([0.8, 0.1, c_exp(0.5), oa.C])
+    np.testing.assert_allclose(lrn.pi[0], f / f.sum())
+    assert lrn.n_moves == 0  # ESS = 2.88 >= m/2
+    lrn.observe(np.array([1.0]))  # factors p(+1)+p(-1): 0.9, 0.9, 0.6439, 0.5657
+    g = f * np.array([0.9, 0.9, c_exp(0.5) + c_exp(-0.5), 2 * oa.C])
+    np.testing.assert_allclose(lrn.pi[0], g / g.sum())
+    os_ = _raw_learner("os")
+    os_.observe(np.array([1.0]))  # os ignores unlabelled items
+    np.testing.assert_allclose(os_.pi[0], 0.25)
+    assert os_.buffer.size == 0
+
+
+def test_resample_move_fires_below_half_ess_and_resets_weights():
+    lrn = _raw_learner(seed=3)
+    lrn.learn(np.array([1.0]), "pos")
+    assert lrn.n_moves == 0  # weights 0.8 : 0.1 : 0.4757 : 0.2828, ESS 2.88 >= 2
+    lrn.learn(np.array([1.0]), "pos")  # squared weights: ESS = 0.956^2 / 0.467 = 1.96 < 2
+    assert lrn.n_moves == 1
+    np.testing.assert_allclose(lrn.pi[0], 0.25)
+    assert lrn.since_move == 0
+
+
+def test_query_rules():
+    x = np.array([1.0])
+    lrn = _raw_learner(s0=0.6)  # votes +, -, +, none: score |0.25 - 0.25 + 0.25| = 0.25
+    d = lrn.decide(x, np.random.default_rng(0))
+    assert d.score == pytest.approx(0.25) and d.query_prob == 1.0 and d.queried
+    assert d.prediction == "pos"  # margin 0.25 (tanh(K) - tanh(K) + tanh(K/2)) > 0
+    assert _raw_learner(s0=0.2).query_probability(x) == 0.0
+    assert _raw_learner(rule="bernoulli", delta=0.5).query_probability(x) == pytest.approx(0.5 / 0.75)
+    assert _raw_learner("osis").query_probability(x) == 0.0
+    assert _raw_learner("os", query="all").query_probability(x) == 1.0
+    lrn.set_params(s0=0.1)
+    assert lrn.query_probability(x) == 0.0
+
+
+def _stream(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * np.arange(1, d + 1)
+    return X, np.where(X[:, 0] + 0.2 * X[:, 1] > 0, "b", "a")
+
+
+def _feed(lrn, X, y, rng, start: int, stop: int) -> list:
+    out = []
+    for t in range(start, stop):
+        dec = lrn.decide(X[t], rng)
+        out.append(dec)
+        if dec.queried or t < 2:
+            lrn.learn(X[t], y[t])
+        else:
+            lrn.observe(X[t])
+    return out
+
+
+@pytest.mark.parametrize("classes", [["a", "b"], ["a", "b", "c"]])
+def test_state_round_trip_continues_identically(classes):
+    X, y = _stream(600, 3, 1)
+    if len(classes) == 3:
+        y = np.where(X[:, 2] > 2, "c", y)
+    lrn = learners.make("oasis", n_features=3, classes=classes, m=150, tau=30, rule="bernoulli",
+                        delta=1.0, seed=7)
+    r1 = np.random.default_rng(2)
+    _feed(lrn, X, y, r1, 0, 200)
+    clone = learners.from_bytes(learners.to_bytes(lrn))
+    r2 = np.random.default_rng()
+    r2.bit_generator.state = r1.bit_generator.state
+    moves = lrn.n_moves
+    assert _feed(lrn, X, y, r1, 200, 600) == _feed(clone, X, y, r2, 200, 600)
+    assert lrn.n_moves > moves  # the internal generator was used after the save
+    np.testing.assert_array_equal(lrn.W, clone.W)
+    np.testing.assert_array_equal(lrn.logpi, clone.logpi)
+
+
+def test_sparse_input_matches_dense():
+    X = _stream(60, 4, 3)[0]
+    X[:, 3] = 0.0
+    a = learners.make("osis", n_features=4, classes=["a", "b"], m=50)
+    b = learners.make("osis", n_features=4, classes=["a", "b"], m=50)
+    r1, r2 = np.random.default_rng(0), np.random.default_rng(0)
+    for t in range(60):
+        assert a.decide(X[t], r1) == b.decide(sp.csr_matrix(X[t]), r2)
+        a.observe(X[t])
+        b.observe(sp.csr_matrix(X[t]))
+    np.testing.assert_array_equal(a.W, b.W)
+
+
+def test_bad_state_is_refused():
+    lrn = learners.make("oasis", n_features=2, classes=[0, 1], m=20)
+    state = lrn.get_state()
+    state["arrays"]["W"] = np.zeros((1, 10, 2))
+    with pytest.raises(ValueError, match="state array 'W' must have shape"):
+        learners.from_state(state)
+
+
+# ---------------------------------------------------------------------------- registry
+def test_registry_entries():
+    for name in ("oasis", "osis", "os"):
+        spec = learners.get_spec(name)
+        assert spec.tasks == {"binary", "multiclass"}
+        params = {p.name: p for p in spec.all_params()}
+        assert params["m"].default == 1000 and params["tau"].default == 100
+        assert params["nu"].default == 2.5 and params["proposal_scale"].default == 0.025
+        assert all(p.help for p in params.values())
+        assert ("s0" in params) == (name == "oasis") and ("rule" in params) == (name == "oasis")
+    spec = learners.get_spec("oasis")
+    assert {p.name: p.range_text() for p in spec.all_params()}["s0"] == "a number >= 0 and <= 1"
+    assert "oasis" in learners.names_for_task("multiclass")
+    assert learners.make("oasis", n_features=2, classes=[0, 1], m=10).binary
+    assert not learners.make("oasis", n_features=2, classes=[0, 1, 2], m=10).binary
+
+
+@pytest.mark.parametrize("name,params,message", [
+    ("oasis", {"m": 1}, "m must be an integer >= 2"),
+    ("oasis", {"tau": 2.5}, "tau must be an integer"),
+    ("oasis", {"rule": "sometimes"}, "rule must be one of 'threshold', 'bernoulli'"),
+    ("oasis", {"s0": 1.5}, "s0 must be a number >= 0 and <= 1"),
+    ("oasis", {"nu": 0}, "nu must be a number > 0"),
+    ("osis", {"s0": 0.1}, "unknown parameter"),
+])
+def test_bad_parameters_name_the_parameter(name, params, message):
+    with pytest.raises(ValueError, match=message):
+        learners.make(name, n_features=2, classes=[0, 1], **params)
+
+
+# ---------------------------------------------------------------------------- evidence
+def cube_stream(kind: str, d: int, T: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """sliced-cube-d / diced-cube-d (spec section 6.3), standardised to SD 0.5 over the trial.
+
+    Uniform on [-0.5, 0.5]^d minus the slab |x_j| < eps/2 of width eps = (T/10)^(-1/d) in
+    dimension 1 (sliced) or every dimension (diced); y = [x_1 > 0]. Items 1 and 2 are one
+    example of each class, in random order.
+    """
+    rng = np.random.default_rng(seed)
+    eps = (T / 10) ** (-1.0 / d)
+    X = rng.uniform(-0.5, 0.5, size=(T, d))
+    for j in [0] if kind == "sliced" else range(d):
+        X[:, j] = rng.choice([-1.0, 1.0], size=T) * rng.uniform(eps / 2, 0.5, size=T)
+    X = 0.5 * (X - X.mean(axis=0)) / X.std(axis=0)
+    return _two_first(X, (X[:, 0] > 0).astype(int), rng)
+
+
+def _two_first(X, y, rng):
+    first = [int(np.argmax(y == 1)), int(np.argmax(y == 0))]
+    rng.shuffle(first)
+    order = np.r_[first, np.setdiff1d(np.arange(len(y)), first)]
+    return X[order], y[order]
+
+
+def digit_pair_stream(seed: int, a: int = 3, b: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Digits a vs b from scikit-learn, shuffled, after a 10-dim PCA fitted on the first 200 items."""
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+
+    Xa, ya = load_digits(return_X_y=True)
+    keep = (ya == a) | (ya == b)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(int(keep.sum()))
+    X, y = _two_first(Xa[keep][order], (ya[keep][order] == b).astype(int), rng)
+    Z = PCA(10, random_state=0).fit(X[:200]).transform(X)
+    return 0.5 * (Z - Z.mean(axis=0)) / Z.std(axis=0), y  # trial statistics, as the paper
+
+
+def run_stream(name, X, y, revealed, rng, **params) -> tuple[int, int]:
+    """(cumulative mistakes, active queries) of one learner; labels of ``revealed`` positions
+    are given whatever the learner decides, the others only when it queries."""
+    lrn = learners.make(name, n_features=X.shape[1], classes=[0, 1], **params)
+    mistakes = queries = 0
+    for t in range(len(y)):
+        dec = lrn.decide(X[t], rng)
+        mistakes += int(dec.prediction != y[t])
+        if t in revealed or dec.queried:
+            queries += int(t not in revealed)
+            lrn.learn(X[t], y[t])
+        else:
+            lrn.observe(X[t])
+    return mistakes, queries
+
+
+def paper_trial(X, y, seed: int, m: int, s0: float, online: bool) -> tuple[int, int, int, int]:
+    """(OASIS, OSIS, OS mistakes, a): spec section 6.2 with the same x sequence for all.
+
+    online: False for the paper's setting (the stream is already standardised over the
+    trial, the learners do not scale); True for the learners' own online scaler.
+    """
+    rng = np.random.default_rng(seed + 10_000)
+    common = {"m": m, "seed": seed, "standardize": online}
+    oasis_mistakes, a = run_stream("oasis", X, y, {0, 1}, rng, s0=s0, **common)
+    revealed = {0, 1} | set(rng.choice(np.arange(2, len(y)), size=a, replace=False).tolist())
+    osis_mistakes, _ = run_stream("osis", X, y, revealed, rng, **common)
+    os_mistakes, _ = run_stream("os", X, y, revealed, rng, **common)
+    return oasis_mistakes, osis_mistakes, os_mistakes, a
+
+
+CUBES = [("sliced", 2), ("sliced", 8), ("diced", 2), ("diced", 8)]
+
+
+def assert_ordering(res: np.ndarray) -> None:
+    """OASIS < OSIS < OS on mean cumulative mistakes over the seeds (issue 4's claim).
+
+    With m = 1000 (the paper's value) the ordering holds in every setting; OSIS vs OS is
+    closest on diced-cube-8 (269 vs 292) and digits 3 vs 5 (54 vs 59), where m = 300 made
+    it a tie: the evidence runs at the paper's m for that reason.
+    """
+    oasis_mean, osis_mean, os_mean = res[:, :3].mean(axis=0)
+    assert oasis_mean < osis_mean < os_mean, res.tolist()
+
+
+def cube_evidence(kind: str, d: int, m: int, online: bool = False, seeds=range(5)) -> np.ndarray:
+    return np.array([paper_trial(*cube_stream(kind, d, 1000, s), s, m, 0.01, online) for s in seeds])
+
+
+def digits_evidence(m: int, online: bool = False, seeds=range(5)) -> np.ndarray:
+    # s0 = 0.1 as the paper's MNIST run (10 PCA features too).
+    return np.array([paper_trial(*digit_pair_stream(s), s, m, 0.1, online) for s in seeds])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind,d", CUBES)
+def test_oasis_beats_osis_beats_os_on_cubes(kind, d):
+    assert_ordering(cube_evidence(kind, d, EVIDENCE_M))
+
+
+@pytest.mark.slow
+def test_oasis_beats_osis_beats_os_on_digits_3_vs_5():
+    assert_ordering(digits_evidence(EVIDENCE_M))
+
+
+@pytest.mark.slow
+def test_one_vs_rest_on_ten_digits_is_well_above_chance():
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+
+    X, y = load_digits(return_X_y=True)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(y))
+    first = [order[np.argmax(y[order] == c)] for c in range(10)]  # one initial label per class
+    order = np.r_[first, np.setdiff1d(order, first)[rng.permutation(len(y) - 10)]]
+    X = PCA(10, random_state=0).fit(X[order[:200]]).transform(X)
+    train, test = order[:1200], order[1200:]
+    lrn = learners.make("oasis", n_features=10, classes=list(range(10)), m=EVIDENCE_M, s0=0.1)
+    for k, i in enumerate(train):
+        dec = lrn.decide(X[i], rng)
+        lrn.learn(X[i], y[i]) if k < 10 or dec.queried else lrn.observe(X[i])
+    accuracy = float(np.mean(lrn.predict(X[test]) == y[test]))
+    assert lrn.n_labels < 400 and accuracy > 0.25  # chance is 0.1
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Print the evidence table (mean over 5 seeds).")
+    parser.add_argument("--m", type=int, default=EVIDENCE_M)
+    parser.add_argument("--online", action="store_true", help="use the learners' online scaler")
+    args = parser.parse_args()
+    rows = [(f"{k}-cube-{d}", cube_evidence(k, d, args.m, args.online)) for k, d in CUBES]
+    rows.append(("digits 3 vs 5", digits_evidence(args.m, args.online)))
+    print(f"m = {args.m}, online scaler: {args.online}; mean cumulative mistakes over 5 seeds "
+          "(OASIS / OSIS / OS), queries a")
+    for label, res in rows:
+        mean = res[:, :3].mean(axis=0)
+        print(f"{label:15s} {mean[0]:7.1f} {mean[1]:7.1f} {mean[2]:7.1f}   a = {res[:, 3].tolist()}")
