@@ -101,3 +101,37 @@ def importance_weighted_accuracy(correct: np.ndarray, query_prob: np.ndarray,
     var = float(np.sum(correct * (1.0 - q) / q**2) / n_seen**2)
     half = Z95 * math.sqrt(var)
     return Estimate(value, max(0.0, value - half), min(1.0, value + half), len(q))
+
+
+#: metric -> True when larger is better (the replay marks the best setting with it)
+HIGHER_IS_BETTER = {
+    "accuracy": True, "f1": True, "precision": True, "recall": True, "sensitivity": True,
+    "specificity": True, "sum": True, "cost": False, "mistakes": False, "query_ratio": False,
+}
+
+
+def stream_metrics(y_true: np.ndarray, y_pred: np.ndarray, queried: np.ndarray,
+                   binary: bool) -> dict[str, float]:
+    """Online metrics of one replayed stream, every round counted whether queried or not.
+
+    y_true, y_pred: int class codes (n,); for ``binary`` streams code 1 is the positive class.
+    queried: bool (n,). Returns ``accuracy``, ``mistakes``, ``queries`` and ``query_ratio``
+    (queries / n) and, for binary streams, the :func:`binary_metrics` with
+    ``eta_p = 1/2`` (sum = balanced accuracy) and ``c_p = T_n / T`` (paa.md section 5: the
+    costs of the paper's experiments, c_p = T_n/T and c_n = T_p/T).
+    """
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    queried = np.asarray(queried, dtype=bool)
+    if not (len(y_true) == len(y_pred) == len(queried)):
+        raise ValueError("y_true, y_pred and queried must have the same length")
+    n = len(y_true)
+    if binary:
+        c_p = float(np.sum(y_true != 1)) / n if n else 0.5
+        out = binary_metrics(y_true, y_pred, 1, eta_p=0.5, c_p=c_p)
+    else:
+        out = {"accuracy": accuracy(y_true, y_pred), "mistakes": float(np.sum(y_true != y_pred))}
+    q = int(np.sum(queried))
+    out["queries"] = float(q)
+    out["query_ratio"] = q / n if n else 0.0
+    return out

@@ -1,0 +1,96 @@
+"""A small, dependency-free SVG line chart: a metric against the query ratio (the papers' Fig. 1 style).
+
+Written by hand (about 100 lines) rather than pulling matplotlib into the runtime for one chart;
+the output is a plain SVG with axes, ticks, grid lines, a legend and a title.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi]."""
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=10 * mag)
+    start = math.ceil(lo / step) * step
+    return [start + k * step for k in range(int((hi - start) / step + 1e-9) + 1)]
+
+
+def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]], bool]], *, title: str,
+               x_label: str, y_label: str, log_x: bool | None = None, width: int = 720,
+               height: int = 460) -> str:
+    """SVG text of a chart.
+
+    series: ``(name, [(x, y), ...], joined)``; points are drawn as markers and, when
+    ``joined``, linked by a line in x order. log_x: logarithmic x axis (None: when all x > 0
+    and they span more than a factor of 10).
+    """
+    pts = [p for _, ps, _ in series for p in ps if math.isfinite(p[0]) and math.isfinite(p[1])]
+    if not pts:
+        pts = [(0.0, 0.0), (1.0, 1.0)]
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    if log_x is None:
+        log_x = min(xs) > 0 and max(xs) / min(xs) > 10
+    tx = (lambda v: math.log10(v)) if log_x else (lambda v: v)
+    x0, x1 = tx(min(xs)), tx(max(xs))
+    y0, y1 = min(ys), max(ys)
+    if x1 - x0 < 1e-12:
+        x0, x1 = x0 - 0.5, x1 + 0.5
+    if y1 - y0 < 1e-12:
+        y0, y1 = y0 - 0.05, y1 + 0.05
+    pad_y = 0.05 * (y1 - y0)
+    y0, y1 = y0 - pad_y, y1 + pad_y
+    left, right, top, bottom = 70, 200, 40, 55
+    pw, ph = width - left - right, height - top - bottom
+
+    def px(v: float) -> float:
+        return left + (tx(v) - x0) / (x1 - x0) * pw
+
+    def py(v: float) -> float:
+        return top + (1 - (v - y0) / (y1 - y0)) * ph
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{left + pw / 2}" y="22" text-anchor="middle" font-size="15">{escape(title)}</text>']
+    if log_x:
+        xt = [10.0 ** k for k in range(math.floor(x0), math.ceil(x1) + 1) if x0 - 1e-9 <= k <= x1 + 1e-9]
+        xt = xt or [10 ** x0, 10 ** x1]
+    else:
+        xt = _ticks(x0, x1)
+    for v in xt:
+        x = px(v)
+        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#ddd"/>')
+        out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle">{v:g}</text>')
+    for v in _ticks(y0, y1):
+        y = py(v)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{v:.3g}</text>')
+    out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="black"/>')
+    xl = escape(x_label + (" (log scale)" if log_x else ""))
+    out.append(f'<text x="{left + pw / 2}" y="{height - 12}" text-anchor="middle">{xl}</text>')
+    out.append(f'<text transform="translate(18,{top + ph / 2}) rotate(-90)" text-anchor="middle">'
+               f'{escape(y_label)}</text>')
+    for k, (name, ps, joined) in enumerate(series):
+        color = PALETTE[k % len(PALETTE)]
+        good = sorted(p for p in ps if math.isfinite(p[0]) and math.isfinite(p[1]))
+        if joined and len(good) > 1:
+            path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in good)
+            out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.8"/>')
+        for x, y in good:
+            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{color}"/>')
+        ly = top + 8 + 18 * k
+        out.append(f'<line x1="{left + pw + 12}" y1="{ly}" x2="{left + pw + 32}" y2="{ly}" '
+                   f'stroke="{color}" stroke-width="3"/>')
+        out.append(f'<text x="{left + pw + 38}" y="{ly + 4}">{escape(name)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
