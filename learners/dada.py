@@ -72,7 +72,54 @@ def _check(update: str, a_t: str) -> None:
         raise ValueError(f"a_t must be one of {A_RULES}, got {a_t!r}")
 
 
-class DADA(LinearBinary):
+def adaptive_step(w: np.ndarray, s: np.ndarray, theta: np.ndarray | None, idx: np.ndarray,
+                  g: np.ndarray, eta: float, smoothing: float) -> None:
+    """One D-ADA (``theta`` given) or D-AMD (``theta`` None) step, in place, on coordinates ``idx``.
+
+    w, s, theta: 1-D float arrays (d,) or row views of the multiclass matrices; g: the
+    subgradient on ``idx``. ``s = sqrt(s^2 + g^2)`` first (line 10, so H_t includes g_t), then
+    DA ``theta += g; w = -eta theta/(smoothing + s)`` (line 13) or MD
+    ``w -= eta g/(smoothing + s)`` (line 14).
+    """
+    new_s = np.hypot(s[idx], g)
+    s[idx] = new_s
+    if theta is not None:
+        theta[idx] += g
+        w[idx] = -eta * theta[idx] / (smoothing + new_s)
+    else:
+        w[idx] -= eta * g / (smoothing + new_s)
+
+
+class AdaptiveDiagonal:
+    """Parameters and state handling shared by :class:`DADA` and :class:`MDADA`.
+
+    ``_array_names``: the attribute names of (weights, diagonal s, subgradient sum theta).
+    """
+
+    _array_names: tuple[str, str, str]
+
+    def _init_adaptive(self, update: str, a_t: str, smoothing: float, eta: float,
+                       shape: tuple[int, ...]) -> None:
+        _check(update, a_t)
+        self.dual_averaging = update == "DA"
+        self.a_t = a_t
+        self.smoothing = float(smoothing)
+        self.eta = float(eta)
+        weights, diag, theta = self._array_names
+        setattr(self, weights, np.zeros(shape))
+        setattr(self, diag, np.zeros(shape))
+        setattr(self, theta, np.zeros(shape) if self.dual_averaging else None)
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        names = self._array_names if self.dual_averaging else self._array_names[:2]
+        return {name: getattr(self, name) for name in names}
+
+    def _load_arrays(self, arrays, extra) -> None:
+        for name in self._array_names if self.dual_averaging else self._array_names[:2]:
+            setattr(self, name, arrays[name].astype(np.float64))
+
+
+class DADA(AdaptiveDiagonal, LinearBinary):
     """Binary D-ADA / D-AMD (dada.md section 3, Algorithm 1).
 
     State: ``w`` (d,), ``s`` (d,) with ``s_i = ||G_{1:t,i}||_2``, and for DA ``theta`` (d,),
@@ -83,16 +130,12 @@ class DADA(LinearBinary):
     DA: ``theta += g; w = -eta theta/(smoothing + s)``, MD: ``w -= eta g/(smoothing + s)``.
     """
 
+    _array_names = ("w", "s", "theta")
+
     def __init__(self, n_features: int, classes, *, update: str = "DA", a_t: str = "feature",
                  smoothing: float = 1.0, eta: float = 1.0, **params: Any) -> None:
         super().__init__(n_features, classes, a_t=a_t, smoothing=smoothing, eta=eta, **params)
-        _check(update, a_t)
-        self.dual_averaging = update == "DA"
-        self.a_t = a_t
-        self.smoothing = float(smoothing)
-        self.eta = float(eta)
-        self.s = np.zeros(self.n_features)
-        self.theta = np.zeros(self.n_features) if self.dual_averaging else None
+        self._init_adaptive(update, a_t, smoothing, eta, (self.n_features,))
 
     def _predict_and_query(self, idx, vals, predict_only):
         m = self._scores(idx, vals)
@@ -120,29 +163,10 @@ class DADA(LinearBinary):
         y = 1.0 if code == 1 else -1.0
         if y * self._scores(idx, vals) >= 1.0:
             return  # hinge loss 0 (including the kink y p = 1): g = 0, nothing changes
-        g = -y * vals
-        s = np.hypot(self.s[idx], g)  # line 10: s first, so H_t includes g_t
-        self.s[idx] = s
-        if self.dual_averaging:
-            self.theta[idx] += g
-            self.w[idx] = -self.eta * self.theta[idx] / (self.smoothing + s)  # line 13
-        else:
-            self.w[idx] -= self.eta * g / (self.smoothing + s)  # line 14
-
-    def _state_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {"w": self.w, "s": self.s}
-        if self.dual_averaging:
-            arrays["theta"] = self.theta
-        return arrays
-
-    def _load_arrays(self, arrays, extra) -> None:
-        self.w = arrays["w"].astype(np.float64)
-        self.s = arrays["s"].astype(np.float64)
-        if self.dual_averaging:
-            self.theta = arrays["theta"].astype(np.float64)
+        adaptive_step(self.w, self.s, self.theta, idx, -y * vals, self.eta, self.smoothing)
 
 
-class MDADA(MulticlassLinear):
+class MDADA(AdaptiveDiagonal, MulticlassLinear):
     """Multiclass MD-ADA / MD-AMD (dada.md section 5, Algorithm 2).
 
     State: ``W`` (k, d), ``S`` (k, d) (one diagonal per class) and for DA ``Theta`` (k, d).
@@ -154,16 +178,12 @@ class MDADA(MulticlassLinear):
     and y (g = -x) get ``S = sqrt(S^2 + g^2)`` then the DA or MD step; other rows unchanged.
     """
 
+    _array_names = ("W", "S", "Theta")
+
     def __init__(self, n_features: int, classes, *, update: str = "DA", a_t: str = "feature",
                  smoothing: float = 1.0, eta: float = 1.0, **params: Any) -> None:
         super().__init__(n_features, classes, a_t=a_t, smoothing=smoothing, eta=eta, **params)
-        _check(update, a_t)
-        self.dual_averaging = update == "DA"
-        self.a_t = a_t
-        self.smoothing = float(smoothing)
-        self.eta = float(eta)
-        self.S = np.zeros_like(self.W)
-        self.Theta = np.zeros_like(self.W) if self.dual_averaging else None
+        self._init_adaptive(update, a_t, smoothing, eta, self.W.shape)
 
     def _active_query(self, idx, vals, code, gap) -> float:
         sq = vals * vals
@@ -188,26 +208,9 @@ class MDADA(MulticlassLinear):
         r = self.best_wrong(z, code)
         if 1.0 + z[r] - z[code] <= 0.0:
             return  # zero loss: all g = 0, nothing changes
-        for row, g in ((r, vals), (code, -vals)):
-            s = np.hypot(self.S[row, idx], g)
-            self.S[row, idx] = s
-            if self.dual_averaging:
-                self.Theta[row, idx] += g
-                self.W[row, idx] = -self.eta * self.Theta[row, idx] / (self.smoothing + s)
-            else:
-                self.W[row, idx] -= self.eta * g / (self.smoothing + s)
-
-    def _state_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {"W": self.W, "S": self.S}
-        if self.dual_averaging:
-            arrays["Theta"] = self.Theta
-        return arrays
-
-    def _load_arrays(self, arrays, extra) -> None:
-        self.W = arrays["W"].astype(np.float64)
-        self.S = arrays["S"].astype(np.float64)
-        if self.dual_averaging:
-            self.Theta = arrays["Theta"].astype(np.float64)
+        for row, g in ((r, vals), (code, -vals)):  # g^(r) = +x, g^(y) = -x
+            theta = self.Theta[row] if self.dual_averaging else None
+            adaptive_step(self.W[row], self.S[row], theta, idx, g, self.eta, self.smoothing)
 
 
 def _dada_params() -> tuple[Param, ...]:
