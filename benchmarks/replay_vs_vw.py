@@ -16,6 +16,10 @@ the query count VW reports, river's ``discount_factor`` likewise.
   feeding lines one by one from Python).
 * river: ``active.EntropySampler(linear_model.PAClassifier())``, dict features.
 
+Ours uses the compiled LIBSVM reader and replay loop (``learners/fast``); numba caches their
+machine code on disk, so the repeats measure the steady state. The script also times the first
+replay in a fresh interpreter, with that cache and with an empty one (compilation included).
+
 Prints medians of ``--repeats`` runs and the ratios of items/s; the last line is
 ``paa-i/vw=<ratio> d-ada/vw=<ratio>`` (``n/a`` for a learner that is not registered).
 """
@@ -149,6 +153,35 @@ def bisect_log(fn, ratio: float, lo: float, hi: float, increasing: bool, steps: 
     return best[1]
 
 
+FRESH = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+import learners
+from benchmarks.replay_vs_vw import ours
+total, loop, q = ours({algo!r}, json.loads({params!r}))
+print(total)
+"""
+
+
+def fresh_process_seconds(algo: str, params: dict, cold: bool) -> float:
+    """End-to-end seconds of the first replay in a new interpreter (imports untimed).
+
+    Warm: numba loads the machine code cached on disk by earlier runs; cold: an empty cache
+    directory, so the first call compiles the reader and the loop (what a fresh checkout pays once).
+    """
+    import json
+    import subprocess
+
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as cache:
+        if cold:
+            env["NUMBA_CACHE_DIR"] = cache
+        code = FRESH.format(root=str(ROOT), algo=algo, params=json.dumps(params))
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             check=True, cwd=ROOT)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=5)
@@ -185,6 +218,11 @@ def main() -> None:
     ratio = {a: (f"{speed[a] / speed['vw']:.2f}" if a in speed else "n/a") for a in ("paa-i", "d-ada")}
     if "river" in speed:
         print(f"river/vw={speed['river'] / speed['vw']:.2f}")
+    vw_s = statistics.median(rows["vw"]["total"])
+    for a in algos:
+        warm, cold = (fresh_process_seconds(a, params[a], cold) for cold in (False, True))
+        print(f"{a}: first replay in a fresh process {warm:.3f} s with numba's disk cache "
+              f"({vw_s / warm:.2f}x VW's median), {cold:.2f} s with an empty cache (compilation)")
     print(f"paa-i/vw={ratio['paa-i']} d-ada/vw={ratio['d-ada']}")
 
 

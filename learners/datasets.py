@@ -126,7 +126,14 @@ def _labels(y: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- LIBSVM
 def _load_libsvm(paths: list[Path], n_features: int | None) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The compiled reader when the files fit its fast path (same numbers), else scikit-learn's."""
     from sklearn.datasets import load_svmlight_files
+
+    from .fast.libsvm import read_libsvm
+
+    fast = read_libsvm(paths, n_features)
+    if fast is not None:
+        return fast
 
     try:
         out = load_svmlight_files([str(p) for p in paths], n_features=n_features, dtype=np.float64)

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from .base import Learner
 from .budget import BudgetController, knob_name
+from .fast.replay import compiled_replay, has_compiled_loop
 from .metrics import stream_metrics
 from .registry import get_spec, make, validate_params
 
@@ -181,9 +182,25 @@ def replay_fast(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.rando
     return Trace(pred, qp, queried, time.perf_counter() - t0)
 
 
+def replay_compiled(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.random.Generator) -> Trace:
+    """The compiled loop of :mod:`learners.fast.replay` (same uniforms as :func:`replay_fast`).
+
+    Raises ValueError for a learner without one (see ``has_compiled_loop``).
+    """
+    if not has_compiled_loop(learner):
+        raise ValueError(f"{learner.name!r} has no compiled loop; use replay_fast")
+    t0 = time.perf_counter()
+    u = rng.random(X.shape[0])
+    pred, qp, queried = compiled_replay(learner, X, y, u)
+    return Trace(pred, qp, queried, time.perf_counter() - t0)
+
+
 def replay(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.random.Generator,
            budget: BudgetController | None = None, fast: bool = True) -> Trace:
-    """Replay with the fast path when it is exact (static learner, no budget), else per item."""
+    """Replay with the fastest exact path: compiled loop, else block evaluation (static learner,
+    no budget), else per item. ``fast=False`` forces the per-item loop."""
+    if fast and budget is None and has_compiled_loop(learner):
+        return replay_compiled(learner, X, y, rng)
     if fast and budget is None and type(learner).static_between_labels:
         return replay_fast(learner, X, y, rng)
     return replay_per_item(learner, X, y, rng, budget)
