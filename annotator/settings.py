@@ -159,11 +159,14 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5}
 #: Seconds between two runs of the sweep (applies labels whose task was lost, tops up queues).
 SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", 30))
+HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", 10))
 # In-memory beat scheduler: the default one persists with shelve (pickle); the schedule is
 # just "every SWEEP_SECONDS", so nothing needs persisting.
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "annotator.labelling.tasks.sweep", "schedule": SWEEP_SECONDS},
+    # the dashboard's worker health: a worker that runs this records its hostname and the time
+    "heartbeat": {"task": "annotator.labelling.tasks.heartbeat", "schedule": HEARTBEAT_SECONDS},
 }
 
 LOGGING = {

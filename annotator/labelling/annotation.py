@@ -17,7 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .models import Item, Label, Project
+from .models import Item, Label, LearnerState, Project, Skip
 from .stream import look_ahead, waiting_count, waiting_filter
 from .tasks import advance_stream, apply_labels, enqueue
 
@@ -43,6 +43,7 @@ def lease_next(project: Project, user: Any) -> Item | None:
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
             pk = (Item.objects.filter(project=project).filter(waiting_filter(now))
+                  .exclude(skips__annotator=user)
                   .order_by("seq").values_list("pk", flat=True).first())
             if pk is None:
                 break
@@ -78,3 +79,52 @@ def submit_label(item: Item, user: Any, value: Any, seconds: float | None = None
             project_id = item.project_id
             transaction.on_commit(lambda: enqueue(apply_labels, project_id))
         return label
+
+
+def skip_item(item: Item, user: Any) -> None:
+    """``user`` passes on the item they lease: it returns to the queue for the other annotators.
+
+    ValueError when ``user`` does not hold the item's lease.
+    """
+    with transaction.atomic():
+        item = Item.objects.select_for_update().get(pk=item.pk)
+        if item.status != Item.Status.LEASED or item.lease_owner_id != user.pk:
+            raise ValueError(f"item {item.pk} is not leased to you")
+        Skip.objects.get_or_create(item=item, annotator=user)
+        item.status, item.lease_owner, item.lease_expires = Item.Status.QUEUED, None, None
+        item.save(update_fields=["status", "lease_owner", "lease_expires"])
+
+
+def undoable_label(project: Project, user: Any) -> Label | None:
+    """The label ``user`` may undo: their latest label in the project, if it is still the
+    item's label (primary) and not undone. Older labels cannot be undone (one step back)."""
+    label = Label.objects.filter(project=project, annotator=user).order_by("-id").first()
+    if label is None or not label.primary or label.undone_at is not None:
+        return None
+    return label
+
+
+def undo_last_label(project: Project, user: Any) -> Item:
+    """Retract ``user``'s last label (see :func:`undoable_label`) and lease its item back to them.
+
+    The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
+    recorded). If the learner had already learnt from it, ``LearnerState.needs_rebuild`` asks
+    the pipeline to rebuild the learner from the remaining labels, in their applied order (the
+    learner is corrected exactly, as if the label had never been given). ValueError when there is
+    nothing to undo.
+    """
+    with transaction.atomic():
+        label = undoable_label(project, user)
+        if label is None:
+            raise ValueError("nothing to undo")
+        label = Label.objects.select_for_update().get(pk=label.pk)
+        item = Item.objects.select_for_update().get(pk=label.item_id)
+        label.undone_at, label.primary = timezone.now(), False
+        label.save(update_fields=["undone_at", "primary"])
+        if label.applied_version is not None:
+            LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+        item.status, item.lease_owner = Item.Status.LEASED, user
+        item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
+        item.save(update_fields=["status", "lease_owner", "lease_expires"])
+        transaction.on_commit(lambda: enqueue(apply_labels, project.pk))
+        return item

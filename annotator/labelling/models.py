@@ -61,6 +61,10 @@ class Project(models.Model):
     lease_seconds = models.PositiveIntegerField(default=300)
     api_token = models.CharField(max_length=64, default=new_token, unique=True)
     show_prediction = models.BooleanField(default=False, help_text="show the model's guess to annotators")
+    dashboard_for_annotators = models.BooleanField(default=False,
+                                                   help_text="annotators may open the dashboard too")
+    price_per_label = models.FloatField(null=True, blank=True,
+                                        help_text="money per label, for the dashboard's label cost")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -204,6 +208,9 @@ class Label(models.Model):
     primary = models.BooleanField(default=True)
     created = models.DateTimeField(auto_now_add=True)
     applied_version = models.BigIntegerField(null=True, blank=True)
+    undone_at = models.DateTimeField(null=True, blank=True,
+                                     help_text="set when the annotator undid this label (it is then "
+                                               "not primary and the learner is rebuilt without it)")
 
     class Meta:
         ordering = ["id"]
@@ -230,6 +237,8 @@ class LearnerState(models.Model):
     revision = models.BigIntegerField(default=0)
     blob = models.BinaryField()
     rng_state = models.JSONField()
+    needs_rebuild = models.BooleanField(default=False, help_text="an applied label was undone: the "
+                                        "pipeline rebuilds the learner from the remaining labels")
     n_decided = models.BigIntegerField(default=0)
     n_queried = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
@@ -267,3 +276,35 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"import {self.filename} ({self.status})"
+
+
+class Skip(models.Model):
+    """An annotator passed on an item: it goes back to the queue for the others, not for them."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="skips")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skips")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="one_skip_per_annotator")]
+
+
+class ProjectChange(models.Model):
+    """One change of a project setting from the console: who, when, which field, old -> new (JSON)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="changes")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    field = models.CharField(max_length=50)
+    old = models.JSONField(null=True)
+    new = models.JSONField(null=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+
+class WorkerHeartbeat(models.Model):
+    """The last time a Celery worker (by hostname) ran the periodic heartbeat task."""
+
+    hostname = models.CharField(max_length=255, unique=True)
+    last_seen = models.DateTimeField()

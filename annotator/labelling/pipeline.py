@@ -56,19 +56,32 @@ def replay_labels(lk: Locked, learner: learners.Learner) -> None:
         learner.learn(decode(vector, learner.n_features), value)
 
 
+def rebuild(lk: Locked, why: str) -> None:
+    """Replace the learner by a fresh one of the project's configuration taught every applied
+    primary label in applied order (undone labels are not primary). ``observe`` calls on past
+    auto items are not replayed (only OASIS uses them; it then restarts from the labels)."""
+    fresh = lk.project.new_learner(lk.learner.n_features)
+    replay_labels(lk, fresh)
+    fresh.n_seen = lk.learner.n_seen
+    lk.learner = fresh
+    log.info("project %s: learner rebuilt (%s) as %s from %d labels", lk.project.pk, why,
+             lk.project.algorithm, fresh.n_labels)
+
+
 def follow_config(lk: Locked) -> bool:
-    """Make the learner match the project's algorithm and params; True if anything changed."""
+    """Make the learner match the project's algorithm and params, and rebuild it after an undo
+    of an applied label (a new model version); True if anything changed."""
     project = lk.project
     wanted = project.learner_params()
     current = lk.learner.get_params()
+    if lk.state.needs_rebuild:
+        rebuild(lk, "a label was undone")
+        lk.state.needs_rebuild = False
+        lk.state.version += 1
+        return True
     if lk.learner.name != project.algorithm or any(
             current.get(k) != v for k, v in wanted.items() if k not in MID_STREAM):
-        fresh = project.new_learner(lk.learner.n_features)
-        replay_labels(lk, fresh)
-        fresh.n_seen = lk.learner.n_seen
-        lk.learner = fresh
-        log.info("project %s: learner rebuilt as %s from %d labels", project.pk, project.algorithm,
-                 fresh.n_labels)
+        rebuild(lk, "configuration changed")
         return True
     changed = {k: wanted[k] for k in MID_STREAM if k in wanted and current.get(k) != wanted[k]}
     if changed:

@@ -15,7 +15,7 @@ from celery import shared_task
 from django.db.models import Q
 
 from . import ingest, pipeline
-from .models import Item, Label, Project
+from .models import Item, Label, Project, WorkerHeartbeat
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +66,12 @@ def sweep() -> None:
     """
     for project_id in projects_needing_work():
         pipeline.update_project(project_id)
+
+
+@shared_task(name="annotator.labelling.tasks.heartbeat", bind=True)
+def heartbeat(self: Any) -> None:
+    """Periodic: the worker that runs it records that it is alive (the dashboard shows the age)."""
+    from django.utils import timezone
+
+    WorkerHeartbeat.objects.update_or_create(hostname=self.request.hostname or "unknown",
+                                             defaults={"last_seen": timezone.now()})

@@ -1,6 +1,6 @@
-"""Plain annotator pages: project list, the queue (lease, show, label), image view, uploads,
-exports. Every view needs a logged-in user; project views check membership (403 otherwise).
-The richer htmx interface (shortcuts, undo, dashboard) builds on these.
+"""Project list, item images, uploads and exports. Every view needs a logged-in user; project
+views check membership (403 otherwise). The queue is :mod:`.queue_views`, the console
+:mod:`.console_views`, the dashboard :mod:`.dashboard_views`.
 """
 
 from __future__ import annotations
@@ -13,15 +13,12 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from . import export
-from .access import is_project_admin, project_for, visible_projects
-from .annotation import lease_next, submit_label
+from .access import project_for, visible_projects
 from .ingest import PARSERS
 from .models import ImportJob, Item
-from .stream import waiting_count
 from .tasks import enqueue, import_upload
 
 
@@ -30,35 +27,6 @@ from .tasks import enqueue, import_upload
 def project_list(request: HttpRequest) -> HttpResponse:
     projects = visible_projects(request.user)
     return render(request, "labelling/project_list.html", {"projects": projects})
-
-
-@login_required
-@require_GET
-def queue(request: HttpRequest, pk: int) -> HttpResponse:
-    """Lease the next item to the user and show it with one button per class."""
-    project = project_for(request.user, pk)
-    with transaction.atomic():
-        item = lease_next(project, request.user)
-    context = {"project": project, "item": item, "waiting": waiting_count(project),
-               "classes": project.classes, "is_admin": is_project_admin(request.user, project)}
-    return render(request, "labelling/queue.html", context)
-
-
-@login_required
-@require_POST
-def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
-    """Store the posted ``value`` for the item, then go back to the queue."""
-    project = project_for(request.user, pk)
-    item = get_object_or_404(Item, pk=item_pk, project=project)
-    seconds = None
-    if item.lease_owner_id == request.user.pk and item.lease_expires is not None:
-        leased_at = item.lease_expires - timezone.timedelta(seconds=project.lease_seconds)
-        seconds = max(0.0, (timezone.now() - leased_at).total_seconds())
-    try:
-        submit_label(item, request.user, request.POST.get("value"), seconds)
-    except ValueError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain")
-    return redirect("queue", pk=project.pk)
 
 
 @login_required

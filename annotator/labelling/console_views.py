@@ -1,0 +1,196 @@
+"""The admin console of a project (project admins and staff) and the new-project page (staff).
+
+The algorithm form is generated from the ``learners`` registry: only algorithms that support
+the project's task, one field per parameter with its range and help, values validated by
+:func:`learners.validate_params`. Every change (algorithm, a parameter, stream state,
+showing predictions, memberships) is recorded as a :class:`.models.ProjectChange` and takes
+effect for the next decision (the pipeline reads the project at every run).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET
+
+import learners
+from learners.features import KINDS
+
+from .access import project_for
+from .models import Membership, Project, ProjectChange
+from .projects import create_project
+from .tasks import advance_stream, enqueue
+
+DEFAULT_ALGORITHM = {"binary": "paa-i", "multiclass": "mpaa-i", "cost-sensitive": "cspaa"}
+
+
+def param_fields(algorithm: str, values: dict[str, Any]) -> list[dict[str, Any]]:
+    """Form fields of ``algorithm``'s parameters: the registry description plus the value shown
+    (``values`` where given, else the default) and the HTML input type."""
+    fields = []
+    for p in learners.get_spec(algorithm).describe()["params"]:
+        value = values.get(p["name"], p["default"])
+        kind = "select" if p["choices"] else "checkbox" if p["type"] == "bool" else \
+            "number" if p["type"] in ("int", "float") else "text"
+        fields.append({**p, "value": value, "input": kind,
+                       "step": "1" if p["type"] == "int" else "any"})
+    return fields
+
+
+def _form_params(algorithm: str, post: Any) -> dict[str, Any]:
+    """The posted parameter values of ``algorithm`` (checkboxes absent = false), validated."""
+    raw = {}
+    for p in learners.get_spec(algorithm).all_params():
+        if p.kind is bool:
+            raw[p.name] = "true" if post.get(f"param-{p.name}") else "false"
+        elif f"param-{p.name}" in post:
+            raw[p.name] = post.get(f"param-{p.name}")
+    return learners.validate_params(algorithm, raw)
+
+
+def record(project: Project, user: Any, field: str, old: Any, new: Any) -> None:
+    """Add a history entry when ``old != new``."""
+    if old != new:
+        ProjectChange.objects.create(project=project, user=user, field=field, old=old, new=new)
+
+
+def _apply_learner(request: HttpRequest, project: Project) -> None:
+    algorithm = request.POST.get("algorithm", "")
+    if algorithm not in learners.names_for_task(project.task):
+        raise ValueError(f"algorithm must be one of {', '.join(learners.names_for_task(project.task))} "
+                         f"for a {project.task} project (got {algorithm!r})")
+    params = _form_params(algorithm, request.POST)
+    old_algorithm, old_params = project.algorithm, project.learner_params()
+    project.algorithm, project.params = algorithm, params
+    project.check_config()
+    project.save(update_fields=["algorithm", "params"])
+    record(project, request.user, "algorithm", old_algorithm, algorithm)
+    for key in sorted(set(params) | set(old_params)):
+        record(project, request.user, f"params.{key}", old_params.get(key), params.get(key))
+
+
+def _apply_settings(request: HttpRequest, project: Project) -> None:
+    state = request.POST.get("stream_state", project.stream_state)
+    if state not in Project.StreamState.values:
+        raise ValueError(f"stream_state must be one of {', '.join(Project.StreamState.values)}")
+    show = request.POST.get("show_prediction") == "on"
+    record(project, request.user, "stream_state", project.stream_state, state)
+    record(project, request.user, "show_prediction", project.show_prediction, show)
+    project.stream_state, project.show_prediction = state, show
+    project.save(update_fields=["stream_state", "show_prediction"])
+
+
+def _apply_member(request: HttpRequest, project: Project) -> None:
+    username = request.POST.get("username", "").strip()
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ValueError(f"no user named {username!r}")
+    if request.POST.get("action") == "unassign":
+        deleted, _ = Membership.objects.filter(project=project, user=user).delete()
+        if deleted:
+            record(project, request.user, "member", username, None)
+        return
+    role = request.POST.get("role", Membership.Role.ANNOTATOR)
+    if role not in Membership.Role.values:
+        raise ValueError(f"role must be one of {', '.join(Membership.Role.values)}")
+    old = Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
+    Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+    record(project, request.user, "member", f"{username} ({old})" if old else None, f"{username} ({role})")
+
+
+ACTIONS = {"learner": _apply_learner, "settings": _apply_settings, "assign": _apply_member,
+           "unassign": _apply_member}
+
+
+@login_required
+def console(request: HttpRequest, pk: int) -> HttpResponse:
+    """The console page; POST ``action`` = learner | settings | assign | unassign."""
+    project = project_for(request.user, pk, admin=True)
+    error, status = "", 200
+    if request.method == "POST":
+        action = ACTIONS.get(request.POST.get("action", ""))
+        try:
+            if action is None:
+                raise ValueError("unknown action")
+            with transaction.atomic():
+                project = Project.objects.select_for_update().get(pk=project.pk)
+                action(request, project)
+                transaction.on_commit(lambda: enqueue(advance_stream, project.pk))
+        except ValueError as exc:
+            error, status = str(exc), 400
+            project.refresh_from_db()
+        else:
+            return redirect("console", pk=project.pk)
+    return render(request, "labelling/console.html", _context(request, project, error), status=status)
+
+
+def _context(request: HttpRequest, project: Project, error: str) -> dict[str, Any]:
+    api_url = request.build_absolute_uri(f"/api/projects/{project.pk}/items")
+    return {
+        "project": project, "error": error,
+        "algorithms": [(n, learners.get_spec(n).summary) for n in learners.names_for_task(project.task)],
+        "fields": param_fields(project.algorithm, project.learner_params()),
+        "members": project.memberships.select_related("user").order_by("user__username"),
+        "roles": Membership.Role.values, "changes": project.changes.select_related("user")[:50],
+        "curl": (f"curl -X POST {api_url} \\\n  -H 'Authorization: Token {project.api_token}' \\\n"
+                 f"  -H 'Content-Type: application/json' \\\n  -d '{{\"items\": [{{\"text\": \"...\"}}]}}'"),
+    }
+
+
+@login_required
+@require_GET
+def console_params(request: HttpRequest, pk: int) -> HttpResponse:
+    """htmx partial: the parameter fields of the algorithm picked in the form (defaults, or the
+    project's values when it is the current algorithm)."""
+    project = project_for(request.user, pk, admin=True)
+    algorithm = request.GET.get("algorithm", project.algorithm)
+    if algorithm not in learners.names_for_task(project.task):
+        return HttpResponse(f"unknown algorithm {algorithm!r}", status=400, content_type="text/plain")
+    values = project.learner_params() if algorithm == project.algorithm else {}
+    return render(request, "labelling/_param_fields.html", {"fields": param_fields(algorithm, values)})
+
+
+@login_required
+def new_project(request: HttpRequest) -> HttpResponse:
+    """Staff create a project: name, task, item kind, classes (comma-separated); the creator
+    becomes its admin. The algorithm starts as the task's default (changed in the console)."""
+    if not request.user.is_staff:
+        raise PermissionDenied("only staff create projects")
+    error, form = "", request.POST if request.method == "POST" else {}
+    if request.method == "POST":
+        try:
+            task = form.get("task", "")
+            if task not in DEFAULT_ALGORITHM:
+                raise ValueError(f"task must be one of {', '.join(DEFAULT_ALGORITHM)}")
+            classes = _parse_classes(form.get("classes", ""))
+            name = form.get("name", "").strip()
+            if not name:
+                raise ValueError("name is required")
+            if Project.objects.filter(name=name).exists():
+                raise ValueError(f"a project named {name!r} exists already")
+            with transaction.atomic():
+                project = create_project(name=name, task=task, item_kind=form.get("item_kind", ""),
+                                         classes=classes, algorithm=DEFAULT_ALGORITHM[task])
+                Membership.objects.create(project=project, user=request.user, role=Membership.Role.ADMIN)
+            return redirect("console", pk=project.pk)
+        except (ValueError, KeyError) as exc:
+            error = str(exc).strip("'\"")
+    return render(request, "labelling/new_project.html",
+                  {"error": error, "form": form, "tasks": list(DEFAULT_ALGORITHM), "kinds": KINDS},
+                  status=400 if error else 200)
+
+
+def _parse_classes(text: str) -> list[Any]:
+    """Comma-separated class values; integers when every value is an integer. ValueError if < 2."""
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if len(values) < 2 or len(set(values)) != len(values):
+        raise ValueError("classes: give at least two distinct values, comma-separated")
+    if all(v.lstrip("-").isdigit() for v in values):
+        return [int(v) for v in values]
+    return values

@@ -1,0 +1,139 @@
+"""What the live dashboard shows: numbers, worker health and curves (inline SVG), per project.
+
+:func:`dashboard_data` adds to :func:`.metrics.project_metrics` the per-annotator figures, the
+label cost, the worker health and the curves. It is polled every 2 s, so it is cached per
+process and recomputed only when the project changed: the key is the learner state's
+revision (bumped by every pipeline save: labels applied, items decided) plus the newest label
+id (labels stored but not applied yet) and the newest heartbeat.
+"""
+
+from __future__ import annotations
+
+import statistics
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+from django.core.cache import cache
+from django.db.models import Max
+from django.utils import timezone
+
+from learners.metrics import importance_weighted_accuracy
+from learners.replay_svg import line_chart
+
+from .metrics import WAITING, _decisions, project_metrics
+from .models import Label, LearnerState, Project, WorkerHeartbeat
+
+#: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
+STALE_SECONDS = 30
+#: points per curve (checkpoints along the stream)
+CURVE_POINTS = 60
+
+
+def health(project: Project) -> dict[str, Any]:
+    """Worker health: newest heartbeat, labels waiting to be applied and the age of the oldest."""
+    now = timezone.now()
+    beat = WorkerHeartbeat.objects.order_by("-last_seen").first()
+    waiting = Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
+    oldest = waiting.order_by("created").values_list("created", flat=True).first()
+    age = (now - oldest).total_seconds() if oldest else 0.0
+    return {"heartbeat": beat.last_seen if beat else None, "worker": beat.hostname if beat else None,
+            "heartbeat_age": (now - beat.last_seen).total_seconds() if beat else None,
+            "labels_waiting": waiting.count(), "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
+
+
+def annotators(project: Project) -> list[dict[str, Any]]:
+    """Per annotator: labels given (not undone) and the median seconds per label."""
+    rows: dict[str, list] = {}
+    for name, seconds in (Label.objects.filter(project=project, undone_at__isnull=True)
+                          .values_list("annotator__username", "seconds")):
+        rows.setdefault(name or "(deleted user)", []).append(seconds)
+    return [{"name": name, "labels": len(secs),
+             "median_seconds": statistics.median([s for s in secs if s is not None])
+             if any(s is not None for s in secs) else None}
+            for name, secs in sorted(rows.items())]
+
+
+def _checkpoints(n: int) -> list[int]:
+    return sorted({max(1, round(n * k / CURVE_POINTS)) for k in range(1, CURVE_POINTS + 1)}) if n else []
+
+
+def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
+    """The curve points from the decision log (x = items seen or labels spent)."""
+    log = _decisions(project)
+    n = len(log)
+    correct_gold = np.array([r[5] is not None and r[5] == r[2] for r in log], dtype=float)
+    has_gold = np.array([r[5] is not None for r in log], dtype=float)
+    queried = np.array([bool(r[4]) for r in log], dtype=float)
+    out: dict[str, list[tuple[float, float]]] = {k: [] for k in (
+        "gold", "iw", "iw_low", "iw_high", "gold_by_labels", "query_ratio")}
+    cum_gold, cum_has, cum_q = np.cumsum(correct_gold), np.cumsum(has_gold), np.cumsum(queried)
+    for t in _checkpoints(n):
+        if cum_has[t - 1]:
+            acc = cum_gold[t - 1] / cum_has[t - 1]
+            out["gold"].append((t, acc))
+            out["gold_by_labels"].append((cum_q[t - 1], acc))
+        out["query_ratio"].append((t, cum_q[t - 1] / t))
+        prefix = log[:t]
+        if any(r[4] and r[6] is None and r[1] in WAITING for r in prefix):
+            continue  # the estimate needs every queried label of its prefix
+        covered = [r for r in prefix if r[4] and r[6] is not None]
+        est = importance_weighted_accuracy(np.array([r[6] == r[2] for r in covered], dtype=bool),
+                                           np.array([r[3] for r in covered], dtype=float),
+                                           len([r for r in prefix if not (r[4] and r[6] is None)]))
+        if est.value is not None:
+            out["iw"].append((t, est.value))
+            out["iw_low"].append((t, est.low))
+            out["iw_high"].append((t, est.high))
+    return out
+
+
+def labels_per_hour(project: Project, hours: int = 24) -> list[tuple[float, float]]:
+    """``(hours ago, labels in that hour)`` over the last ``hours`` hours (0 = the current hour)."""
+    now = timezone.now()
+    counts = [0] * hours
+    for created in Label.objects.filter(project=project, created__gte=now - timedelta(hours=hours)) \
+            .values_list("created", flat=True):
+        counts[min(hours - 1, int((now - created).total_seconds() // 3600))] += 1
+    return [(-h, float(c)) for h, c in enumerate(counts)][::-1]
+
+
+def charts(project: Project) -> dict[str, str]:
+    """The four SVG charts (inline SVG text), drawn on the server."""
+    c = curves(project)
+    small = dict(width=520, height=320, log_x=False)
+    return {
+        "accuracy": line_chart([("exact (gold)", c["gold"], True), ("estimated (IW)", c["iw"], True),
+                                ("95% low", c["iw_low"], True), ("95% high", c["iw_high"], True)],
+                               title="Online accuracy", x_label="items seen", y_label="accuracy", **small),
+        "by_labels": line_chart([("exact (gold)", c["gold_by_labels"], True)],
+                                title="Accuracy against labels", x_label="labels spent", y_label="accuracy",
+                                **small),
+        "query_ratio": line_chart([("query ratio", c["query_ratio"], True)], title="Query ratio",
+                                  x_label="items seen", y_label="queried / seen", **small),
+        "per_hour": line_chart([("labels", labels_per_hour(project), True)], title="Labels per hour",
+                               x_label="hours ago", y_label="labels", **small),
+    }
+
+
+def fingerprint(project: Project) -> tuple:
+    """Changes whenever anything the dashboard shows (but the clock) changes."""
+    revision = LearnerState.objects.filter(project=project).values_list("revision", flat=True).first()
+    newest_label = Label.objects.filter(project=project).aggregate(m=Max("id"), u=Max("undone_at"))
+    return (project.pk, revision, newest_label["m"], newest_label["u"])
+
+
+def dashboard_data(project: Project) -> dict[str, Any]:
+    """Metrics, annotators, cost and charts (cached by :func:`fingerprint`), plus live health."""
+    key = "dashboard:" + ":".join(map(str, fingerprint(project)))
+    data = cache.get(key)
+    if data is None:
+        metrics = project_metrics(project)
+        data = {"metrics": metrics, "auto": metrics["seen"] - metrics["queried"],
+                "annotators": annotators(project), "charts": charts(project),
+                "cost": None if project.price_per_label is None
+                else project.price_per_label * metrics["labels"]}
+        cache.set(key, data, 300)
+    state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
+    return {**data, "health": health(project),
+            "since_update": (timezone.now() - state).total_seconds() if state else None}

@@ -1,0 +1,175 @@
+"""The annotator's queue: one leased item at a time, labelled with a key press, swapped by htmx.
+
+Pages and actions (every one needs a member of the project):
+
+* ``GET  projects/<pk>/``            the queue page (leases the next item).
+* ``POST projects/<pk>/items/<item>/label``  store ``value``; answers the next item's panel.
+* ``POST projects/<pk>/items/<item>/skip``   pass on the item (back to the queue for others).
+* ``POST projects/<pk>/undo``        retract my last label and show that item again.
+* ``GET  projects/<pk>/next``        the "all caught up" panel polls this: the next item's
+  panel when one waits, else 204 (htmx keeps the page as it is).
+
+htmx requests (``HX-Request``) get the ``_queue_item.html`` panel; plain form posts (no
+JavaScript) are redirected to the queue page, so the page works without htmx too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from .access import is_project_admin, project_for
+from .annotation import lease_next, skip_item, submit_label, undo_last_label, undoable_label
+from .models import Item, Label, Project
+from .stream import waiting_count
+
+#: Shortcut keys of the class buttons, in class order: digits first, then letters other than
+#: s (skip) and u (undo).
+CLASS_KEYS = "1234567890abcdefghijklmnopqrtvwxyz"
+
+
+@dataclass(frozen=True)
+class UrlParts:
+    """A URL split for display as plain text (never a link): scheme, host, path, query."""
+
+    scheme: str
+    host: str
+    path: str
+    query: str
+
+
+def url_parts(text: str) -> UrlParts:
+    """Split ``text`` like a URL; unparseable text comes back whole in ``path``."""
+    try:
+        parts = urlsplit(text.strip())
+    except ValueError:
+        return UrlParts("", "", text, "")
+    return UrlParts(parts.scheme, parts.netloc, parts.path + (f"#{parts.fragment}" if parts.fragment else ""),
+                    parts.query)
+
+
+def class_buttons(project: Project) -> list[tuple[Any, str]]:
+    """``(class value, shortcut key or "")`` for each class of the project."""
+    return [(c, CLASS_KEYS[i] if i < len(CLASS_KEYS) else "") for i, c in enumerate(project.classes)]
+
+
+def progress(project: Project, user: Any) -> dict[str, int]:
+    """The progress line: my labels today and in all, and the items waiting."""
+    mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True)
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    return {"today": mine.filter(created__gte=today).count(), "total": mine.count(),
+            "waiting": waiting_count(project)}
+
+
+def _panel(request: HttpRequest, project: Project, item: Item | None, error: str = "",
+           status: int = 200) -> HttpResponse:
+    """Render the item panel (or the whole page for a plain GET of the queue)."""
+    context = {
+        "project": project, "item": item, "buttons": class_buttons(project), "error": error,
+        "progress": progress(project, request.user),
+        "can_undo": undoable_label(project, request.user) is not None,
+        "url": url_parts(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
+        "is_admin": is_project_admin(request.user, project),
+    }
+    template = "labelling/_queue_item.html" if request.htmx else "labelling/queue.html"
+    return render(request, template, context, status=status)
+
+
+def _next(request: HttpRequest, project: Project, error: str = "", status: int = 200) -> HttpResponse:
+    if not request.htmx:
+        return redirect("queue", pk=project.pk)
+    with transaction.atomic():
+        item = lease_next(project, request.user)
+    return _panel(request, project, item, error, status)
+
+
+@login_required
+@require_GET
+def queue(request: HttpRequest, pk: int) -> HttpResponse:
+    """The queue page: lease the next item to the user and show it."""
+    project = project_for(request.user, pk)
+    with transaction.atomic():
+        item = lease_next(project, request.user)
+    return _panel(request, project, item)
+
+
+@login_required
+@require_GET
+def next_item(request: HttpRequest, pk: int) -> HttpResponse:
+    """Polled while nothing waits: the next item's panel, or 204 when there is still none."""
+    project = project_for(request.user, pk)
+    with transaction.atomic():
+        item = lease_next(project, request.user)
+    if item is None and request.htmx:
+        return HttpResponse(status=204)
+    return _panel(request, project, item)
+
+
+@login_required
+@require_POST
+def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    """Store the posted ``value`` for the item, then answer the next item.
+
+    The item must be leased to this user or already labelled (a late or double submission is
+    kept as an extra opinion, see :func:`.annotation.submit_label`); a label for an item
+    leased to someone else is refused with 409.
+    """
+    project = project_for(request.user, pk)
+    item = get_object_or_404(Item, pk=item_pk, project=project)
+    now = timezone.now()
+    if item.status == Item.Status.LEASED and item.lease_owner_id != request.user.pk \
+            and item.lease_expires is not None and item.lease_expires >= now:
+        return _refuse(request, project, "this item is leased to another annotator", 409)
+    seconds = None
+    if item.lease_owner_id == request.user.pk and item.lease_expires is not None:
+        leased_at = item.lease_expires - timezone.timedelta(seconds=project.lease_seconds)
+        seconds = max(0.0, (now - leased_at).total_seconds())
+    try:
+        submit_label(item, request.user, request.POST.get("value"), seconds)
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 400)
+    return _next(request, project)
+
+
+@login_required
+@require_POST
+def skip(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    """Pass on the item: others may label it; this user is not offered it again."""
+    project = project_for(request.user, pk)
+    item = get_object_or_404(Item, pk=item_pk, project=project)
+    try:
+        skip_item(item, request.user)
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 409)
+    return _next(request, project)
+
+
+@login_required
+@require_POST
+def undo(request: HttpRequest, pk: int) -> HttpResponse:
+    """Retract my last label and show its item again (see :func:`.annotation.undo_last_label`)."""
+    project = project_for(request.user, pk)
+    try:
+        item = undo_last_label(project, request.user)
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 409)
+    if not request.htmx:
+        return redirect("queue", pk=project.pk)
+    return _panel(request, project, item)
+
+
+def _refuse(request: HttpRequest, project: Project, message: str, status: int) -> HttpResponse:
+    """A refused action: plain text for form posts, the current panel with the message for htmx."""
+    if not request.htmx:
+        return HttpResponse(message, status=status, content_type="text/plain")
+    with transaction.atomic():
+        item = lease_next(project, request.user)
+    return _panel(request, project, item, message, status)  # base.html lets htmx swap 4xx

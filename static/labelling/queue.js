@@ -1,0 +1,20 @@
+// Keyboard shortcuts of the queue: a key clicks the button of the current panel that carries it
+// (data-key). Backspace means undo. One request at a time: keys pressed while htmx is busy are
+// ignored, so a held key cannot submit the same label twice.
+(function () {
+  let busy = false;
+  document.addEventListener("htmx:beforeRequest", () => { busy = true; });
+  document.addEventListener("htmx:afterRequest", () => { busy = false; });
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+    if (event.target.closest("input, textarea, select")) return;
+    const key = event.key === "Backspace" ? "u" : event.key.toLowerCase();
+    const panel = document.getElementById("queue-item");
+    if (!panel || busy) return;
+    const button = panel.querySelector('[data-key="' + CSS.escape(key) + '"]');
+    if (button) {
+      event.preventDefault();
+      button.click();
+    }
+  });
+})();

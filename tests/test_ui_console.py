@@ -1,0 +1,152 @@
+"""Admin console, new-project page and dashboard through the Django test client."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from annotator.labelling.models import (
+    Label,
+    LearnerState,
+    Membership,
+    Project,
+    ProjectChange,
+    WorkerHeartbeat,
+)
+from annotator.labelling.pipeline import update_project
+from annotator.labelling.tasks import heartbeat
+
+from .apphelpers import digits_project, leased_item_id, member
+
+pytestmark = pytest.mark.django_db
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def project():
+    p = digits_project(30, params={"delta": 100.0})
+    update_project(p.pk)
+    return p
+
+
+def _admin(client, project):
+    user = member(project, "boss", Membership.Role.ADMIN)
+    client.force_login(user)
+    return user
+
+
+def test_console_form_is_generated_from_the_registry(client, project):
+    _admin(client, project)
+    page = client.get(f"/projects/{project.pk}/console").content.decode()
+    for name in ("mpaa-i", "kmc", "oasis", "md-ada"):  # multiclass learners only
+        assert f'<option value="{name}"' in page
+    assert '<option value="paa-i"' not in page  # binary-only
+    assert 'name="param-delta"' in page and 'name="param-C"' in page and "aggressiveness" in page
+    assert project.api_token in page and "curl -X POST" in page
+    fields = client.get(f"/projects/{project.pk}/console/params", {"algorithm": "kmc"}, **HX).content.decode()
+    assert 'name="param-constraint"' in fields and "simplex" in fields and "param-max_basis" in fields
+    assert client.get(f"/projects/{project.pk}/console/params", {"algorithm": "nope"}).status_code == 400
+
+
+def test_changing_delta_is_recorded_and_used_by_the_next_decision(client, project):
+    user = _admin(client, project)
+    response = client.post(f"/projects/{project.pk}/console",
+                           {"action": "learner", "algorithm": "mpaa-i", "param-delta": "0.25", "param-C": "1",
+                            "param-query": "active", "param-p": "0.1"})
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.params["delta"] == 0.25
+    change = ProjectChange.objects.get(project=project, field="params.delta")
+    assert (change.old, change.new, change.user) == (100.0, 0.25, user)
+    update_project(project.pk)
+    import learners
+    assert learners.from_bytes(bytes(LearnerState.objects.get(project=project).blob)).delta == 0.25
+    assert "params.delta" in client.get(f"/projects/{project.pk}/console").content.decode()
+
+
+@pytest.mark.parametrize("value,needle", [("0", "delta must be a number &gt; 0"), ("-1", "delta must be"),
+                                          ("nan", "delta must be"), ("abc", "delta must be")])
+def test_bad_delta_is_refused_and_nothing_changes(client, project, value, needle):
+    _admin(client, project)
+    response = client.post(f"/projects/{project.pk}/console",
+                           {"action": "learner", "algorithm": "mpaa-i", "param-delta": value})
+    assert response.status_code == 400 and needle in response.content.decode()
+    project.refresh_from_db()
+    assert project.params == {"delta": 100.0} and not ProjectChange.objects.exists()
+
+
+def test_switching_algorithm_pause_and_assign(client, project):
+    _admin(client, project)
+    assert client.post(f"/projects/{project.pk}/console",
+                       {"action": "learner", "algorithm": "md-ada", "param-delta": "1",
+                        "param-a_t": "one"}).status_code == 302
+    project.refresh_from_db()
+    assert project.algorithm == "md-ada" and project.params["a_t"] == "one"
+    assert client.post(f"/projects/{project.pk}/console", {"action": "settings", "stream_state": "paused",
+                                                          "show_prediction": "on"}).status_code == 302
+    project.refresh_from_db()
+    assert project.stream_state == "paused" and project.show_prediction
+    get_user_model().objects.create_user("newbie", password="pw")
+    assert client.post(f"/projects/{project.pk}/console", {"action": "assign", "username": "newbie",
+                                                          "role": "annotator"}).status_code == 302
+    assert Membership.objects.filter(project=project, user__username="newbie").exists()
+    bad = client.post(f"/projects/{project.pk}/console", {"action": "assign", "username": "ghost"})
+    assert bad.status_code == 400 and "no user named" in bad.content.decode()
+    fields = set(ProjectChange.objects.filter(project=project).values_list("field", flat=True))
+    assert {"algorithm", "stream_state", "show_prediction", "member"} <= fields
+
+
+def test_annotators_cannot_reach_the_console_or_create_projects(client, project):
+    client.force_login(member(project, "ann"))
+    assert client.get(f"/projects/{project.pk}/console").status_code == 403
+    assert client.post(f"/projects/{project.pk}/console", {"action": "settings"}).status_code == 403
+    assert client.get("/projects/new").status_code == 403
+    assert client.get(f"/projects/{project.pk}/dashboard").status_code == 403
+    project.dashboard_for_annotators = True
+    project.save()
+    assert client.get(f"/projects/{project.pk}/dashboard").status_code == 200
+
+
+def test_staff_create_a_text_project(client):
+    staff = get_user_model().objects.create_user("staff", password="pw", is_staff=True)
+    client.force_login(staff)
+    response = client.post("/projects/new", {"name": "spam", "task": "binary", "item_kind": "text",
+                                             "classes": "ham, spam"})
+    assert response.status_code == 302
+    project = Project.objects.get(name="spam")
+    assert project.classes == ["ham", "spam"] and project.algorithm == "paa-i"
+    assert Membership.objects.get(project=project).role == "admin"
+    again = client.post("/projects/new", {"name": "spam", "task": "binary", "item_kind": "text",
+                                          "classes": "ham, spam"})
+    assert again.status_code == 400 and "exists already" in again.content.decode()
+    one = client.post("/projects/new", {"name": "x", "task": "binary", "item_kind": "text", "classes": "a"})
+    assert one.status_code == 400 and "at least two" in one.content.decode()
+
+
+def test_dashboard_numbers_charts_and_red_banner(client, project):
+    _admin(client, project)
+    annotator = member(project, "ann")
+    from django.test import Client
+
+    ann = Client()
+    ann.force_login(annotator)
+    item = leased_item_id(ann.get(f"/projects/{project.pk}/"))
+    for _ in range(4):
+        item = leased_item_id(ann.post(f"/projects/{project.pk}/items/{item}/label", {"value": "1"}, **HX))
+    page = client.get(f"/projects/{project.pk}/dashboard").content.decode()
+    assert 'hx-trigger="every 2s"' in page and page.count("<svg") == 4
+    assert 'id="m-labels">4<' in page and 'id="stale-banner"' not in page
+    Label.objects.filter(project=project).update(created=timezone.now() - timedelta(seconds=45))
+    panel = client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content.decode()
+    assert 'id="stale-banner"' in panel and "4 labels" in panel
+    update_project(project.pk)  # a worker applies them: the banner goes
+    panel = client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content.decode()
+    assert 'id="stale-banner"' not in panel and 'id="m-version">4<' in panel
+    assert "never seen" in panel
+    heartbeat.apply()  # a worker's periodic heartbeat
+    assert WorkerHeartbeat.objects.count() == 1
+    panel = client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content.decode()
+    assert "never seen" not in panel and "ann</td><td>4</td>" in panel

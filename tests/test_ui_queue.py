@@ -1,0 +1,175 @@
+"""The annotator's queue through the Django test client: htmx panels, skip, undo (and the learner
+correction it causes), refusals, escaping of text and URL items, the caught-up state."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import learners
+from annotator.labelling.models import Item, Label, LearnerState, Membership, Skip
+from annotator.labelling.pipeline import update_project
+from annotator.labelling.vectors import decode
+
+from .apphelpers import digits_project, leased_item_id, member, text_project
+
+pytestmark = pytest.mark.django_db
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def project():
+    p = digits_project(30, params={"delta": 100.0})  # delta large: nearly every item is queried
+    update_project(p.pk)
+    return p
+
+
+def _annotator(client, project, name="ann"):
+    user = member(project, name)
+    client.force_login(user)
+    return user
+
+
+def test_queue_page_has_htmx_buttons_with_shortcuts(client, project):
+    _annotator(client, project)
+    page = client.get(f"/projects/{project.pk}/").content.decode()
+    assert 'src="/static/htmx.min.js"' in page and "queue.js" in page
+    for value, key in ((0, "1"), (8, "9"), (9, "0")):
+        assert f'value="{value}"\n      data-key="{key}"' in page or f'value="{value}"' in page
+        assert f'data-key="{key}"' in page
+    assert 'data-key="s"' in page and "Labelled today" in page
+    assert 'class="item-image"' in page
+
+
+def test_label_with_htmx_answers_the_next_panel(client, project):
+    user = _annotator(client, project)
+    first = leased_item_id(client.get(f"/projects/{project.pk}/"))
+    response = client.post(f"/projects/{project.pk}/items/{first}/label", {"value": "3"}, **HX)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.lstrip().startswith("<section") and "<html" not in body  # a panel, not a page
+    second = leased_item_id(response)
+    assert second is not None and second != first
+    assert Label.objects.get(item_id=first).value == 3 and Label.objects.get(item_id=first).annotator == user
+    assert "my labels here:\n    <b>1</b>" in body and 'data-key="u"' in body  # progress and undo
+
+
+def test_plain_post_redirects_to_the_queue(client, project):
+    _annotator(client, project)
+    first = leased_item_id(client.get(f"/projects/{project.pk}/"))
+    response = client.post(f"/projects/{project.pk}/items/{first}/label", {"value": "3"})
+    assert response.status_code == 302 and response.url == f"/projects/{project.pk}/"
+
+
+def test_bad_label_is_refused_in_the_panel_and_nothing_stored(client, project):
+    _annotator(client, project)
+    first = leased_item_id(client.get(f"/projects/{project.pk}/"))
+    response = client.post(f"/projects/{project.pk}/items/{first}/label", {"value": "eleven"}, **HX)
+    assert response.status_code == 400 and "is not one of the classes" in response.content.decode()
+    assert leased_item_id(response) == first  # the same item stays on screen
+    assert not Label.objects.exists()
+
+
+def test_label_for_an_item_leased_to_someone_else_is_409(client, project):
+    other = member(project, "other")
+    from django.test import Client
+
+    other_client = Client()
+    other_client.force_login(other)
+    theirs = leased_item_id(other_client.get(f"/projects/{project.pk}/"))
+    _annotator(client, project)
+    response = client.post(f"/projects/{project.pk}/items/{theirs}/label", {"value": "1"}, **HX)
+    assert response.status_code == 409 and "leased to another annotator" in response.content.decode()
+    assert not Label.objects.filter(item_id=theirs).exists()
+
+
+def test_skip_gives_the_item_to_others_not_back_to_me(client, project):
+    user = _annotator(client, project)
+    first = leased_item_id(client.get(f"/projects/{project.pk}/"))
+    response = client.post(f"/projects/{project.pk}/items/{first}/skip", **HX)
+    assert response.status_code == 200 and leased_item_id(response) not in (None, first)
+    assert Skip.objects.filter(item_id=first, annotator=user).exists()
+    assert Item.objects.get(pk=first).status == Item.Status.QUEUED
+    from django.test import Client
+
+    other = Client()
+    other.force_login(member(project, "other"))
+    assert leased_item_id(other.get(f"/projects/{project.pk}/")) == first
+    assert client.post(f"/projects/{project.pk}/items/{first}/skip", **HX).status_code == 409
+
+
+def test_undo_restores_the_item_and_rebuilds_the_learner_without_the_label(client, project):
+    _annotator(client, project)
+    ids = []
+    item = leased_item_id(client.get(f"/projects/{project.pk}/"))
+    for value in ("1", "2", "3"):
+        ids.append(item)
+        response = client.post(f"/projects/{project.pk}/items/{item}/label", {"value": value}, **HX)
+        item = leased_item_id(response)
+    update_project(project.pk)  # the worker applies the three labels
+    assert LearnerState.objects.get(project=project).version == 3
+    response = client.post(f"/projects/{project.pk}/undo", **HX)
+    assert response.status_code == 200 and leased_item_id(response) == ids[-1]
+    undone = Label.objects.get(item_id=ids[-1])
+    assert undone.undone_at is not None and not undone.primary
+    assert LearnerState.objects.get(project=project).needs_rebuild
+    update_project(project.pk)
+    state = LearnerState.objects.get(project=project)
+    assert not state.needs_rebuild and state.version == 4  # a new model version
+    got = learners.from_bytes(bytes(state.blob))
+    want = project.new_learner(got.n_features)  # the two remaining labels, in order
+    for pk, value in zip(ids[:2], (1, 2), strict=True):
+        want.learn(decode(Item.objects.get(pk=pk).vector, got.n_features), value)
+    np.testing.assert_array_equal(got.get_state()["arrays"]["W"], want.get_state()["arrays"]["W"])
+    # only one step back: the label before is not undoable now, and the item can be relabelled
+    assert client.post(f"/projects/{project.pk}/undo", **HX).status_code == 409
+    response = client.post(f"/projects/{project.pk}/items/{ids[-1]}/label", {"value": "7"}, **HX)
+    assert response.status_code == 200
+    assert Label.objects.get(item_id=ids[-1], primary=True).value == 7
+
+
+def test_text_and_urls_are_escaped_and_urls_never_links(client):
+    project = text_project(["<script>alert(1)</script>\nline two"], params={"delta": 100.0})
+    update_project(project.pk)
+    _annotator(client, project)
+    body = client.get(f"/projects/{project.pk}/").content.decode()
+    assert "<script>alert(1)" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    urls = text_project(name="urls", item_kind="url", featurizer_config=None, params={"delta": 100.0})
+    from annotator.labelling.ingest import Record, import_records
+
+    import_records(urls, [Record("u", "http://evil.example.com/a/b?x=<b>1</b>&y=2")])
+    update_project(urls.pk)
+    member(urls, "ann")
+    body = client.get(f"/projects/{urls.pk}/").content.decode()
+    panel = body[body.index('id="queue-item"'):body.index("</section>")]
+    assert "<a " not in panel and "href" not in panel
+    for part in ("http", "evil.example.com", "/a/b", "x=&lt;b&gt;1&lt;/b&gt;&amp;y=2"):
+        assert f"<code>{part}</code>" in panel
+
+
+def test_caught_up_state_polls_and_gets_204_until_an_item_arrives(client):
+    project = text_project([], params={"delta": 100.0})
+    _annotator(client, project)
+    body = client.get(f"/projects/{project.pk}/").content.decode()
+    assert "All caught up" in body and 'hx-trigger="every 3s"' in body
+    assert client.get(f"/projects/{project.pk}/next", **HX).status_code == 204
+    from annotator.labelling.ingest import Record, import_records
+
+    import_records(project, [Record("a", "hello there")])
+    update_project(project.pk)
+    response = client.get(f"/projects/{project.pk}/next", **HX)
+    assert response.status_code == 200 and leased_item_id(response) is not None
+
+
+def test_queue_actions_need_membership(client, project):
+    outsider = member(digits_project(0), "outsider")
+    client.force_login(outsider)
+    item = Item.objects.filter(project=project).first()
+    for method, url in (("get", f"/projects/{project.pk}/"), ("get", f"/projects/{project.pk}/next"),
+                        ("post", f"/projects/{project.pk}/undo"),
+                        ("post", f"/projects/{project.pk}/items/{item.pk}/skip"),
+                        ("post", f"/projects/{project.pk}/items/{item.pk}/label")):
+        assert getattr(client, method)(url).status_code == 403, url
+    client.logout()
+    assert client.get(f"/projects/{project.pk}/next").status_code == 302
+    assert Membership.objects.filter(project=project).count() == 0
