@@ -150,3 +150,30 @@ def test_dashboard_numbers_charts_and_red_banner(client, project):
     assert WorkerHeartbeat.objects.count() == 1
     panel = client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content.decode()
     assert "never seen" not in panel and "ann</td><td>4</td>" in panel
+
+
+def test_budget_from_the_console_drives_the_query_ratio(client):
+    from annotator.labelling.demo import digit_records
+    from annotator.labelling.ingest import import_records
+    from annotator.labelling.models import Item
+    from annotator.labelling.simulation import simulate
+
+    project = digits_project(0, params={"delta": 10.0}, look_ahead=4)
+    _admin(client, project)
+    response = client.post(f"/projects/{project.pk}/console",
+                           {"action": "settings", "stream_state": "running", "budget_ratio": "0.1"})
+    assert response.status_code == 302
+    import_records(project, digit_records(1200, seed=2))
+    simulate(project)  # an oracle answers every query from the gold labels
+    state = LearnerState.objects.get(project=project)
+    decided = Item.objects.filter(project=project, queried__isnull=False)
+    late = decided.filter(seq__gte=600)
+    ratio, late_ratio = (q.filter(queried=True).count() / q.count() for q in (decided, late))
+    assert decided.count() == 1200 and abs(late_ratio - 0.1) < 0.03, late_ratio
+    assert ratio < 0.2  # delta 10 alone queries most items early on
+    assert state.budget_state["target"] == 0.1 and state.budget_state["n_seen"] == 1200
+    bad = client.post(f"/projects/{project.pk}/console",
+                      {"action": "settings", "budget_ratio": "0.1", "budget_per_day": "50"})
+    assert bad.status_code == 400 and "not both" in bad.content.decode()
+    assert client.post(f"/projects/{project.pk}/console",
+                       {"action": "settings", "budget_ratio": "2"}).status_code == 400

@@ -75,15 +75,39 @@ def _apply_learner(request: HttpRequest, project: Project) -> None:
         record(project, request.user, f"params.{key}", old_params.get(key), params.get(key))
 
 
+def _optional_number(post: Any, name: str, kind: type, low: float, high: float | None) -> Any:
+    """A blank field is None (off); otherwise a number in [low, high]; ValueError naming the field."""
+    text = post.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a number (got {text!r})") from None
+    if not (low <= value and (high is None or value <= high)) or value != value:
+        raise ValueError(f"{name} must be between {low} and {high if high is not None else 'any'} "
+                         f"(got {text!r})")
+    return value
+
+
 def _apply_settings(request: HttpRequest, project: Project) -> None:
-    state = request.POST.get("stream_state", project.stream_state)
+    """Stream state, showing the guess, the dashboard for annotators, budget and label price."""
+    post = request.POST
+    state = post.get("stream_state", project.stream_state)
     if state not in Project.StreamState.values:
         raise ValueError(f"stream_state must be one of {', '.join(Project.StreamState.values)}")
-    show = request.POST.get("show_prediction") == "on"
-    record(project, request.user, "stream_state", project.stream_state, state)
-    record(project, request.user, "show_prediction", project.show_prediction, show)
-    project.stream_state, project.show_prediction = state, show
-    project.save(update_fields=["stream_state", "show_prediction"])
+    ratio = _optional_number(post, "budget_ratio", float, 1e-6, 1.0)
+    per_day = _optional_number(post, "budget_per_day", int, 1, None)
+    if ratio is not None and per_day is not None:
+        raise ValueError("set the budget as a query ratio or as labels per day, not both")
+    new = {"stream_state": state, "show_prediction": post.get("show_prediction") == "on",
+           "dashboard_for_annotators": post.get("dashboard_for_annotators") == "on",
+           "budget_ratio": ratio, "budget_per_day": per_day,
+           "price_per_label": _optional_number(post, "price_per_label", float, 0.0, None)}
+    for field, value in new.items():
+        record(project, request.user, field, getattr(project, field), value)
+        setattr(project, field, value)
+    project.save(update_fields=list(new))
 
 
 def _apply_member(request: HttpRequest, project: Project) -> None:

@@ -63,6 +63,10 @@ class Project(models.Model):
     show_prediction = models.BooleanField(default=False, help_text="show the model's guess to annotators")
     dashboard_for_annotators = models.BooleanField(default=False,
                                                    help_text="annotators may open the dashboard too")
+    budget_ratio = models.FloatField(null=True, blank=True, help_text="label budget as a target query "
+                                     "ratio in (0, 1]: the budget controller adapts delta (None = off)")
+    budget_per_day = models.PositiveIntegerField(null=True, blank=True, help_text="label budget in labels "
+                                                 "per day, turned into a target ratio by the arrival rate")
     price_per_label = models.FloatField(null=True, blank=True,
                                         help_text="money per label, for the dashboard's label cost")
     created = models.DateTimeField(auto_now_add=True)
@@ -239,6 +243,8 @@ class LearnerState(models.Model):
     rng_state = models.JSONField()
     needs_rebuild = models.BooleanField(default=False, help_text="an applied label was undone: the "
                                         "pipeline rebuilds the learner from the remaining labels")
+    budget_state = models.JSONField(null=True, blank=True,
+                                    help_text="the budget controller's state (learners.budget), None = off")
     n_decided = models.BigIntegerField(default=0)
     n_queried = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)

@@ -18,6 +18,7 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
+from . import budget
 from .models import Item, Label, Project
 from .state_store import Locked
 from .vectors import decode
@@ -66,6 +67,7 @@ def advance(lk: Locked) -> int:
     waiting = waiting_count(project)
     decided = 0
     learner, n = lk.learner, lk.learner.n_features
+    ctl = budget.controller(project, lk.state, learner)
     while waiting < target:
         batch = list(Item.objects.filter(project=project, status=Item.Status.PENDING)
                      .order_by("seq").only("id", "seq", "vector")[:BATCH])
@@ -75,7 +77,11 @@ def advance(lk: Locked) -> int:
         now = timezone.now()
         for item in batch:
             x = decode(item.vector, n)
+            if ctl is not None:
+                ctl.apply(learner)
             d = learner.decide(x, lk.rng)
+            if ctl is not None:
+                ctl.update(d.queried)
             item.prediction, item.score, item.query_prob = d.prediction, d.score, d.query_prob
             item.queried, item.model_version, item.decided_at = d.queried, lk.state.version, now
             if d.queried:
@@ -91,4 +97,5 @@ def advance(lk: Locked) -> int:
         decided += len(done)
         lk.state.n_decided += len(done)
         lk.state.n_queried += sum(1 for it in done if it.queried)
+    lk.state.budget_state = ctl.get_state() if ctl is not None else None
     return decided
