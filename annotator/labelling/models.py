@@ -314,3 +314,33 @@ class WorkerHeartbeat(models.Model):
 
     hostname = models.CharField(max_length=255, unique=True)
     last_seen = models.DateTimeField()
+
+
+class PlannerRun(models.Model):
+    """A delta-planner replay: up to 4 candidate settings replayed on the project's known labels.
+
+    ``candidates``: ``[{"algorithm": name, "delta": float}, ...]``; ``results``: per candidate the
+    mean accuracy, query ratio and F1 (binary) over ``runs`` permutations; ``done`` / ``total``
+    count (candidate, permutation) replays for the progress bar.
+    """
+
+    class Status(models.TextChoices):
+        WAITING = "waiting"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="planner_runs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    created = models.DateTimeField(auto_now_add=True)
+    candidates = models.JSONField()
+    runs = models.PositiveIntegerField(default=5)
+    source = models.CharField(max_length=10, default="", help_text="gold or labels: what the replay used")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    results = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-created", "-id"]

@@ -14,7 +14,7 @@ from typing import Any
 from celery import shared_task
 from django.db.models import Q
 
-from . import ingest, pipeline
+from . import ingest, pipeline, planner
 from .models import Item, Label, Project, WorkerHeartbeat
 
 log = logging.getLogger(__name__)
@@ -75,3 +75,9 @@ def heartbeat(self: Any) -> None:
 
     WorkerHeartbeat.objects.update_or_create(hostname=self.request.hostname or "unknown",
                                              defaults={"last_seen": timezone.now()})
+
+
+@shared_task(name="annotator.labelling.tasks.run_planner")
+def run_planner(run_id: int) -> None:
+    """Replay the candidates of a delta-planner run (progress saved as it goes)."""
+    planner.run(run_id)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, console_views, dashboard_views, queue_views, views
+from . import api, console_views, dashboard_views, planner_views, queue_views, views
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -12,6 +12,10 @@ urlpatterns = [
     path("projects/<int:pk>/items/<int:item_pk>/skip", queue_views.skip, name="skip"),
     path("projects/<int:pk>/console", console_views.console, name="console"),
     path("projects/<int:pk>/console/params", console_views.console_params, name="console-params"),
+    path("projects/<int:pk>/planner", planner_views.planner, name="planner"),
+    path("projects/<int:pk>/planner/<int:run_pk>", planner_views.planner_run, name="planner-run"),
+    path("projects/<int:pk>/planner/<int:run_pk>/use/<int:index>", planner_views.planner_use,
+         name="planner-use"),
     path("projects/<int:pk>/dashboard", dashboard_views.dashboard, name="dashboard"),
     path("projects/<int:pk>/dashboard/panel", dashboard_views.dashboard_panel, name="dashboard-panel"),
     path("projects/<int:pk>/items/<int:item_pk>/image", views.item_image, name="item-image"),

@@ -1,0 +1,85 @@
+"""The delta planner: replay candidate settings on what a project already knows, before spending
+human labels.
+
+Data: the items with a gold label, in arrival order; if none has one, the items labelled so far
+(their primary labels). Each candidate (algorithm, delta; the algorithm's other parameters at
+their registry defaults, or at the project's values when it is the project's algorithm) is
+replayed by :func:`learners.replay_engine.run_once` on ``runs`` random permutations (the papers'
+protocol: a prediction on every round, mistakes counted on every round, learning from queried
+labels only), giving online accuracy and query ratio (and F1 for binary tasks).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from django.db.models import F
+
+import learners
+from learners.replay_engine import Setting, Task, run_once, summarise
+
+from .models import Item, Label, PlannerRun, Project
+from .vectors import decode
+
+MAX_CANDIDATES = 4
+MIN_ITEMS = 10
+
+
+def planner_data(project: Project) -> tuple[sp.csr_matrix, Task, str]:
+    """``(X (n, d), task, source)`` from gold labels, else from collected labels.
+
+    ValueError when fewer than ``MIN_ITEMS`` items have either.
+    """
+    n_features = project.featurizer().n_features
+    rows = list(Item.objects.filter(project=project, gold__isnull=False).order_by("seq")
+                .values_list("vector", "gold"))
+    source = "gold"
+    if len(rows) < MIN_ITEMS:
+        rows = list(Label.objects.filter(project=project, primary=True).order_by("item__seq")
+                    .values_list("item__vector", "value"))
+        source = "labels"
+    if len(rows) < MIN_ITEMS:
+        raise ValueError(f"the planner needs at least {MIN_ITEMS} items with a gold label or a label; "
+                         f"this project has {len(rows)}")
+    index = {str(c): k for k, c in enumerate(project.classes)}
+    X = sp.vstack([sp.csr_matrix(decode(v, n_features)) for v, _ in rows], format="csr")
+    codes = np.array([index[str(y)] for _, y in rows], dtype=np.int64)
+    binary = project.task != Project.Task.MULTICLASS
+    return X, Task(tuple(project.classes), codes, binary, project.classes[1] if binary else None), source
+
+
+def candidate_params(project: Project, algorithm: str, delta: float) -> dict[str, Any]:
+    """Validated parameters of one candidate (ValueError naming a bad one)."""
+    if algorithm not in learners.names_for_task(project.task):
+        raise ValueError(f"algorithm {algorithm!r} does not support the project's task {project.task!r}")
+    base = {k: v for k, v in project.params.items()} if algorithm == project.algorithm else {}
+    return learners.validate_params(algorithm, {**base, "delta": delta})
+
+
+def run(run_id: int) -> PlannerRun:
+    """Replay every candidate of a :class:`PlannerRun` (the Celery task's body)."""
+    job = PlannerRun.objects.select_related("project").get(pk=run_id)
+    project = job.project
+    try:
+        X, task, source = planner_data(project)
+        settings = [Setting(c["algorithm"], candidate_params(project, c["algorithm"], c["delta"]))
+                    for c in job.candidates]
+    except ValueError as exc:
+        PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.FAILED, error=str(exc))
+        job.refresh_from_db()
+        return job
+    PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.RUNNING, source=source,
+                                                total=len(settings) * job.runs, done=0)
+    results = []
+    for cand, setting in zip(job.candidates, settings, strict=True):
+        per_run = []
+        for r in range(job.runs):
+            per_run.append(run_once(setting, X, task, seed=0, run=r))
+            PlannerRun.objects.filter(pk=job.pk).update(done=F("done") + 1)
+        mean, std = summarise(per_run)
+        results.append({**cand, "items": X.shape[0], "mean": mean, "std": std})
+    PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.DONE, results=results)
+    job.refresh_from_db()
+    return job
