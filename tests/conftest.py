@@ -82,3 +82,7 @@ def _remove_test_run_folder():
 
     if settings.VAR_DIR.name.startswith("annotator-test-"):
         shutil.rmtree(settings.VAR_DIR, ignore_errors=True)
+
+
+# the Chromium fixture of the browser tests (imported last: browser_support reads this module)
+from .browser_support import chromium_page  # noqa: E402, F401

@@ -34,11 +34,25 @@ def test_queue_page_has_htmx_buttons_with_shortcuts(client, project):
     _annotator(client, project)
     page = client.get(f"/projects/{project.pk}/").content.decode()
     assert 'src="/static/htmx.min.js"' in page and "queue.js" in page
-    for value, key in ((0, "1"), (8, "9"), (9, "0")):
-        assert f'value="{value}"\n      data-key="{key}"' in page or f'value="{value}"' in page
-        assert f'data-key="{key}"' in page
+    for value in range(10):  # digit classes are their own keys
+        assert f'value="{value}"\n      data-key="{value}"' in page
     assert 'data-key="s"' in page and "Labelled today" in page
     assert 'class="item-image"' in page
+
+
+@pytest.mark.django_db
+def test_shortcut_keys_of_other_classes():
+    from annotator.labelling.queue_views import class_buttons
+
+    def keys(classes):
+        task = "binary" if len(classes) == 2 else "multiclass"
+        algorithm = "paa-i" if task == "binary" else "mpaa-i"
+        return [k for _, k in class_buttons(text_project(classes=classes, task=task, algorithm=algorithm))]
+
+    assert keys(["ham", "spam"]) == ["1", "2"]
+    assert keys(["b", "a", "x"]) == ["b", "a", "x"]  # one-character classes keep their letter
+    assert keys(["s", "t"]) == ["1", "t"]  # s is the skip key: that class takes a free key
+    assert keys([f"c{i}" for i in range(40)])[-1] == ""  # more classes than keys
 
 
 def test_label_with_htmx_answers_the_next_panel(client, project):

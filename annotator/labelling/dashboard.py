@@ -9,6 +9,7 @@ id (labels stored but not applied yet) and the newest heartbeat.
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from datetime import timedelta
 from typing import Any
@@ -125,7 +126,7 @@ def fingerprint(project: Project) -> tuple:
 
 def dashboard_data(project: Project) -> dict[str, Any]:
     """Metrics, annotators, cost and charts (cached by :func:`fingerprint`), plus live health."""
-    key = "dashboard:" + ":".join(map(str, fingerprint(project)))
+    key = "dashboard:" + hashlib.sha1(repr(fingerprint(project)).encode()).hexdigest()
     data = cache.get(key)
     if data is None:
         metrics = project_metrics(project)

@@ -65,7 +65,7 @@ def create_demo(n_items: int | None = None) -> tuple[Project, bool]:
             name=NAME, task=Project.Task.MULTICLASS, item_kind=Project.Kind.IMAGE,
             classes=list(range(10)), algorithm="mpaa-i", params={"delta": 1.0, "C": 1.0},
             featurizer_config={"kind": "image", "width": 16, "height": 16, "invert": True},
-            rng_seed=2024)
+            rng_seed=2024, dashboard_for_annotators=True)
         for username, (_, _, role) in USERS.items():
             Membership.objects.create(user=users[username], project=project, role=role)
         import_records(project, digit_records(n_items))

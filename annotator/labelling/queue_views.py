@@ -57,8 +57,17 @@ def url_parts(text: str) -> UrlParts:
 
 
 def class_buttons(project: Project) -> list[tuple[Any, str]]:
-    """``(class value, shortcut key or "")`` for each class of the project."""
-    return [(c, CLASS_KEYS[i] if i < len(CLASS_KEYS) else "") for i, c in enumerate(project.classes)]
+    """``(class value, shortcut key or "")`` for each class of the project, in class order.
+
+    A class written as one key character is its own key (digits 0-9: the key 3 labels the
+    digit 3, whatever the class order); the others take the free keys in order (1, 2, ...,
+    then letters). Classes beyond the keys have none.
+    """
+    own = {c: str(c).lower() for c in project.classes if len(str(c)) == 1 and str(c).lower() in CLASS_KEYS}
+    if len(set(own.values())) != len(own):
+        own = {}
+    free = iter(k for k in CLASS_KEYS if k not in own.values())
+    return [(c, own[c] if c in own else next(free, "")) for c in project.classes]
 
 
 def progress(project: Project, user: Any) -> dict[str, int]:

@@ -16,17 +16,19 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from . import export
-from .access import project_for, visible_projects
+from .access import is_project_admin, project_for, visible_projects
 from .ingest import PARSERS
 from .models import ImportJob, Item
+from .stream import waiting_count
 from .tasks import enqueue, import_upload
 
 
 @login_required
 @require_GET
 def project_list(request: HttpRequest) -> HttpResponse:
-    projects = visible_projects(request.user)
-    return render(request, "labelling/project_list.html", {"projects": projects})
+    """My projects with the number of items waiting (and console links for the ones I manage)."""
+    rows = [(p, waiting_count(p), is_project_admin(request.user, p)) for p in visible_projects(request.user)]
+    return render(request, "labelling/project_list.html", {"rows": rows})
 
 
 @login_required
