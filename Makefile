@@ -18,6 +18,9 @@ RUN_ENV := DEBUG=$${DEBUG:-1}
 .PHONY: install run test lint
 
 $(STAMP): requirements.txt requirements-dev.txt
+	@# the browser tests drive Debian's Chromium (Playwright never downloads a browser here)
+	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt

@@ -38,6 +38,10 @@ def test_annotator_labels_with_the_keyboard_then_sees_the_dashboard(live_server,
     page.click(f"text={project.name}")
     page.wait_for_selector("#queue-item[data-item]")
     screenshot(page, "queue")
+    page.set_viewport_size({"width": 375, "height": 740})  # a phone
+    screenshot(page, "queue-phone")
+    assert page.evaluate("document.documentElement.scrollWidth <= 375")  # no sideways scrolling
+    page.set_viewport_size({"width": 1280, "height": 800})
     seen = []
     for _ in range(20):
         current = _item_id(page)

@@ -37,7 +37,7 @@ def test_queue_page_has_htmx_buttons_with_shortcuts(client, project):
     for value in range(10):  # digit classes are their own keys
         assert f'value="{value}"\n      data-key="{value}"' in page
     assert 'data-key="s"' in page and "Labelled today" in page
-    assert 'class="item-image"' in page
+    assert 'class="item-image"' in page and 'src="data:image/png;base64,' in page  # small: inlined
 
 
 @pytest.mark.django_db

@@ -15,6 +15,7 @@ JavaScript) are redirected to the queue page, so the page works without htmx too
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,6 +24,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
@@ -30,6 +32,7 @@ from .access import is_project_admin, project_for
 from .annotation import lease_next, skip_item, submit_label, undo_last_label, undoable_label
 from .models import Item, Label, Project
 from .stream import waiting_count
+from .views import image_type
 
 #: Shortcut keys of the class buttons, in class order: digits first, then letters other than
 #: s (skip) and u (undo).
@@ -54,6 +57,20 @@ def url_parts(text: str) -> UrlParts:
         return UrlParts("", "", text, "")
     return UrlParts(parts.scheme, parts.netloc, parts.path + (f"#{parts.fragment}" if parts.fragment else ""),
                     parts.query)
+
+
+#: images up to this size are inlined in the panel (data: URI) to save the browser a request
+INLINE_IMAGE_BYTES = 64 * 1024
+
+
+def image_src(project: Project, item: Item) -> str:
+    """The panel's ``src`` for an image item: a data: URI for small images, else the image URL."""
+    data = bytes(item.data)
+    if len(data) <= INLINE_IMAGE_BYTES:
+        kind = image_type(item.filename)
+        if kind.startswith("image/"):
+            return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
+    return reverse("item-image", args=[project.pk, item.pk])
 
 
 def class_buttons(project: Project) -> list[tuple[Any, str]]:
@@ -86,6 +103,7 @@ def _panel(request: HttpRequest, project: Project, item: Item | None, error: str
         "progress": progress(project, request.user),
         "can_undo": undoable_label(project, request.user) is not None,
         "url": url_parts(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
+        "image_src": image_src(project, item) if item is not None and item.data is not None else None,
         "is_admin": is_project_admin(request.user, project),
     }
     template = "labelling/_queue_item.html" if request.htmx else "labelling/queue.html"

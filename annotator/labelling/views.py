@@ -39,12 +39,13 @@ def item_image(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     item = get_object_or_404(Item.objects.only("data", "filename", "project"), pk=item_pk, project=project)
     if item.data is None:
         return HttpResponse("this item has no image", status=404, content_type="text/plain")
-    response = HttpResponse(bytes(item.data), content_type=_image_type(item.filename))
+    response = HttpResponse(bytes(item.data), content_type=image_type(item.filename))
     response["Cache-Control"] = "private, max-age=3600"
     return response
 
 
-def _image_type(filename: str) -> str:
+def image_type(filename: str) -> str:
+    """The MIME type of an image file name (application/octet-stream when unknown)."""
     suffix = Path(filename).suffix.lower().lstrip(".")
     return {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif",
             "bmp": "image/bmp", "webp": "image/webp", "tif": "image/tiff", "tiff": "image/tiff",
