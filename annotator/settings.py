@@ -5,6 +5,8 @@ Environment variables (all optional for local development):
 * ``DEBUG`` (``1``/``true`` to enable; default off).
 * ``SECRET_KEY``: required unless ``DEBUG`` is on (then a fixed development key is used).
 * ``ALLOWED_HOSTS``: comma-separated host names (default ``127.0.0.1,localhost``).
+* ``HTTPS`` (default: on unless ``DEBUG``): secure cookies, https redirect, HSTS.
+* ``TRUST_X_FORWARDED_PROTO``: trust the proxy's ``X-Forwarded-Proto`` header (default off).
 * ``DATABASE_URL``: any URL dj-database-url understands, e.g.
   ``postgres://user@host:5432/annotator``. Default: the SQLite file ``var/db.sqlite3``.
 * ``CELERY_BROKER_URL``: e.g. ``redis://127.0.0.1:6379/0`` or ``amqp://...``. Default
@@ -43,6 +45,18 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("set SECRET_KEY (or DEBUG=1 for local development)")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
+# HTTPS hardening, on by default when DEBUG is off: secure session and CSRF cookies, redirect
+# to https, HSTS for a year. HTTPS=0 serves plain http (loopback benchmarks, the test suite).
+HTTPS = env_bool("HTTPS", default=not DEBUG)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL_REDIRECT = HTTPS
+SECURE_HSTS_SECONDS = 31_536_000 if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = HTTPS
+# Behind a TLS-terminating proxy, trust its X-Forwarded-Proto only when told to: the header is
+# spoofable by clients when no proxy sets it.
+if env_bool("TRUST_X_FORWARDED_PROTO"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
                  if h.strip()]
 

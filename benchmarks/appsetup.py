@@ -22,6 +22,7 @@ def setup(postgres: str | None = None, broker: str | None = None) -> str:
     tmp = Path(tempfile.mkdtemp(prefix="annotator-bench-"))
     atexit.register(shutil.rmtree, tmp, True)
     os.environ.setdefault("SECRET_KEY", "benchmark-only")
+    os.environ.setdefault("HTTPS", "0")  # loopback http
     os.environ["VAR_DIR"] = str(tmp)
     os.environ["CELERY_TASK_DEFAULT_QUEUE"] = f"annotator-bench-{os.getpid()}"
     if broker:

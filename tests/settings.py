@@ -19,6 +19,7 @@ from pathlib import Path
 RUN = os.environ.setdefault("ANNOTATOR_TEST_RUN", str(os.getpid()))
 TMP = Path(tempfile.gettempdir()) / f"annotator-test-{RUN}"
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
+os.environ.setdefault("HTTPS", "0")  # the test client and the live server speak plain http
 os.environ.setdefault("VAR_DIR", str(TMP))
 os.environ.setdefault("CELERY_TASK_DEFAULT_QUEUE", f"annotator-test-{RUN}")
 

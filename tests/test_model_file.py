@@ -150,7 +150,7 @@ def npz_bytes(**arrays) -> bytes:
 def model_entries(tmp_path) -> dict[str, np.ndarray]:
     lrn, f = tiny_model()
     learners.save_model(tmp_path / "good.npz", lrn, f, {})
-    with np.load(tmp_path / "good.npz") as npz:
+    with np.load(tmp_path / "good.npz", allow_pickle=False) as npz:
         return {k: npz[k] for k in npz.files}
 
 

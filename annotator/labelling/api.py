@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hmac
 import json
 from typing import Any
@@ -115,8 +116,20 @@ def _get_items(request: HttpRequest, project: Project) -> JsonResponse:
     return JsonResponse({"items": [rows[i] for i in ids]})
 
 
+def json_errors(view: Any) -> Any:
+    """API views answer refusals as JSON ``{"error": ...}`` with 403, not Django's HTML page."""
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except PermissionDenied as exc:
+            return _error(str(exc) or "forbidden", status=403)
+    return wrapper
+
+
 @csrf_exempt  # token-authenticated API; session callers are read-only (GET)
 @require_http_methods(["GET", "POST"])
+@json_errors
 def items(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and not request.headers.get("Authorization", "").startswith("Token "):
         raise PermissionDenied("posting items needs 'Authorization: Token <project token>'")
@@ -125,5 +138,6 @@ def items(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
+@json_errors
 def metrics(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(project_metrics(_authorized_project(request, pk)))
