@@ -59,16 +59,24 @@ def lease_next(project: Project, user: Any) -> Item | None:
     return item
 
 
+class DuplicateLabelError(ValueError):
+    """The annotator already has a (not undone) label on this item."""
+
+
 def submit_label(item: Item, user: Any, value: Any, seconds: float | None = None) -> Label:
     """Store ``user``'s label for ``item`` (see module docstring); ValueError for a bad label.
 
-    Raises ValueError when the value is not a class or the item was never queried.
+    Raises ValueError when the value is not a class or the item was never queried, and
+    :class:`DuplicateLabelError` when ``user`` already labelled it (nothing is stored).
     """
     with transaction.atomic():
         item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
         cls = item.project.parse_class(value)
         if item.status not in LABELABLE:
             raise ValueError(f"item {item.pk} was not queried (status {item.status})")
+        if Label.objects.filter(item=item, annotator=user, undone_at__isnull=True).exists():
+            raise DuplicateLabelError(f"you already labelled item {item.pk} (a double submission?); "
+                                 "use undo to change it")
         primary = not Label.objects.filter(item=item, primary=True).exists()
         label = Label.objects.create(item=item, project=item.project, annotator=user, value=cls,
                                      seconds=seconds, primary=primary)

@@ -29,7 +29,14 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from .access import is_project_admin, project_for
-from .annotation import lease_next, skip_item, submit_label, undo_last_label, undoable_label
+from .annotation import (
+    DuplicateLabelError,
+    lease_next,
+    skip_item,
+    submit_label,
+    undo_last_label,
+    undoable_label,
+)
 from .models import Item, Label, Project
 from .stream import waiting_count
 from .views import image_type
@@ -161,6 +168,8 @@ def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
         seconds = max(0.0, (now - leased_at).total_seconds())
     try:
         submit_label(item, request.user, request.POST.get("value"), seconds)
+    except DuplicateLabelError as exc:
+        return _refuse(request, project, str(exc), 409)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 400)
     return _next(request, project)

@@ -59,10 +59,16 @@ def upload(request: HttpRequest, pk: int) -> HttpResponse:
     error = ""
     if request.method == "POST":
         f = request.FILES.get("file")
+        suffix = Path(f.name).suffix.lower() if f is not None else ""
         if f is None:
             error = "choose a file"
         elif f.size > settings.MAX_UPLOAD_BYTES:
-            error = f"the file is larger than {settings.MAX_UPLOAD_BYTES} bytes"
+            error = f"{f.name}: the file is larger than {settings.MAX_UPLOAD_BYTES} bytes"
+        elif f.size == 0:
+            error = f"{f.name}: the file is empty"
+        elif suffix not in PARSERS:
+            error = (f"{f.name}: unsupported file type {suffix or '(none)'!r}; "
+                     f"use one of {', '.join(sorted(PARSERS))}")
         else:
             with transaction.atomic():
                 job = ImportJob.objects.create(project=project, created_by=request.user,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
+import zlib
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -60,10 +61,20 @@ def parse_zip(project: Any, data: bytes) -> list[Record]:
     if project.item_kind != "image":
         raise IngestError(f"ZIP uploads hold images; this project's items are {project.item_kind}")
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise IngestError(f"not a readable ZIP archive ({exc})") from None
-    with zf:
+        return _parse_archive(project, data)
+    except IngestError:
+        raise
+    except CORRUPT as exc:  # zipfile raises these (even IndexError) on damaged directories
+        raise IngestError(f"not a readable ZIP archive ({type(exc).__name__}: {exc})") from None
+
+
+#: what Python's zipfile raises on a damaged archive besides BadZipFile (found by fuzzing)
+CORRUPT = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, EOFError, IndexError,
+           ValueError, KeyError, NotImplementedError, RuntimeError)
+
+
+def _parse_archive(project: Any, data: bytes) -> list[Record]:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
         infos = zf.infolist()
         total = 0
         for info in infos:
@@ -82,7 +93,7 @@ def parse_zip(project: Any, data: bytes) -> list[Record]:
             name = info.filename
             try:
                 raw = zf.read(info)
-            except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            except CORRUPT as exc:
                 raise IngestError(f"{name}: cannot be read from the archive ({exc})") from None
             if manifest is not None:
                 if name not in manifest:
