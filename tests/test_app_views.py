@@ -105,7 +105,7 @@ def test_lease_expiry_returns_the_item_and_late_labels_are_kept(project):
 
 def test_upload_view_stores_a_job_then_the_worker_imports_it(client, project):
     login(client, project, "boss", Membership.Role.ADMIN)
-    data = io.BytesIO(b"")
+    data = io.BytesIO(b"this is not a zip archive")
     data.name = "x.zip"
     response = client.post(f"/projects/{project.pk}/upload", {"file": data})
     assert response.status_code == 302
