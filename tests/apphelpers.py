@@ -77,14 +77,17 @@ def worker_database_url() -> str:
 class Worker:
     """A real ``celery worker`` subprocess on the test database, broker and queue."""
 
-    def __init__(self, log_path: Path) -> None:
+    def __init__(self, log_path: Path, *extra_args: str, env: dict[str, str] | None = None) -> None:
+        """Start the worker; ``extra_args`` go to ``celery worker`` (e.g. ``-B``), ``env`` overrides
+        environment variables of the worker process."""
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "annotator.settings",
-               "DATABASE_URL": worker_database_url()}
+               "DATABASE_URL": worker_database_url(), **(env or {})}
         self.log_path = log_path
         self.log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "annotator", "worker", "--pool=solo",
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO"],
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO",
+             f"--hostname=w{next(_names)}-{os.getpid()}@%h", *extra_args],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         self.wait_for(lambda: "ready." in log_path.read_text(), 60, "the worker to start")
 
@@ -96,6 +99,12 @@ class Worker:
                 raise AssertionError(f"timed out waiting for {what}; worker log:\n"
                                      + self.log_path.read_text()[-3000:])
             time.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup, no ack, the database connection dies with the process."""
+        self.proc.kill()
+        self.proc.wait()
+        self.log.close()
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -1,0 +1,237 @@
+"""Faults (issue 7) on PostgreSQL + Redis with real Celery worker processes: a worker killed inside
+``apply_labels``, two workers racing, and 20 annotators over HTTP against gunicorn."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.test import Client
+
+import learners
+from annotator.labelling.models import Item, Label, LearnerState, Project
+from annotator.labelling.pipeline import HOLD_ENV, update_project
+from annotator.labelling.vectors import decode
+
+from .apphelpers import ROOT, Worker, digits_project, leased_item_id, member, worker_database_url
+
+pytestmark = [pytest.mark.services, pytest.mark.slow]
+
+
+def _label_some(project: Project, client: Client, n: int) -> list[int]:
+    """Label ``n`` queued items with their gold class through the queue pages."""
+    done = []
+    while len(done) < n:
+        item_id = leased_item_id(client.get(f"/projects/{project.pk}/"))
+        assert item_id is not None, "the queue ran dry"
+        gold = Item.objects.get(pk=item_id).gold
+        response = client.post(f"/projects/{project.pk}/items/{item_id}/label", {"value": str(gold)})
+        assert response.status_code == 302
+        done.append(item_id)
+    return done
+
+
+def _all_applied(project: Project, n: int) -> bool:
+    state = LearnerState.objects.get(project=project)
+    return state.version == n and not Label.objects.filter(project=project, primary=True,
+                                                           applied_version=None).exists()
+
+
+def assert_applied_once_and_state_is_a_replay(project: Project, n: int) -> None:
+    """Every label applied exactly once, version == labels, state == replay in applied order."""
+    labels = list(Label.objects.filter(project=project, primary=True).order_by("applied_version")
+                  .values_list("applied_version", "value", "item__vector"))
+    assert [v for v, _, _ in labels] == list(range(1, n + 1))
+    state = LearnerState.objects.get(project=project)
+    assert state.version == n
+    got = learners.from_bytes(bytes(state.blob))
+    want = project.new_learner(got.n_features)
+    for _, value, vector in labels:
+        want.learn(decode(vector, got.n_features), value)
+    for key, arr in want.get_state()["arrays"].items():
+        np.testing.assert_array_equal(got.get_state()["arrays"][key], arr, err_msg=key)
+
+
+def test_worker_killed_inside_apply_labels(services, transactional_db, tmp_path):
+    project = digits_project(80, params={"delta": 100.0}, look_ahead=30)
+    update_project(project.pk)
+    client = Client()
+    client.force_login(member(project, "ann"))
+    _label_some(project, client, 12)  # no worker yet: the apply_labels messages wait in Redis
+    hold = tmp_path / "hold"
+    hold.touch()
+    doomed = Worker(tmp_path / "doomed.log", env={HOLD_ENV: str(hold)})
+    doomed.wait_for(lambda: Path(f"{hold}.reached").exists(), 60, "apply_labels to reach the hook")
+    doomed.kill()  # SIGKILL inside the transaction: it rolls back with the connection
+    state = LearnerState.objects.get(project=project)
+    assert state.version == 0 and not Label.objects.filter(applied_version__isnull=False).exists()
+    hold.unlink()
+    fresh = Worker(tmp_path / "fresh.log", "-B", env={"SWEEP_SECONDS": "1"})
+    try:
+        fresh.wait_for(lambda: _all_applied(project, 12), 90, "the new worker to apply the labels")
+    finally:
+        fresh.stop()
+    assert_applied_once_and_state_is_a_replay(project, 12)
+
+
+def test_two_workers_racing_apply_each_label_once(services, transactional_db, tmp_path):
+    project = digits_project(120, params={"delta": 100.0}, look_ahead=60)
+    update_project(project.pk)
+    workers = [Worker(tmp_path / f"w{i}.log") for i in range(2)]
+    try:
+        clients = []
+        for name in ("a", "b"):
+            c = Client()
+            c.force_login(member(project, name))
+            clients.append(c)
+        for _ in range(20):  # 40 labels from two annotators, each sending apply_labels
+            for c in clients:
+                _label_some(project, c, 1)
+        workers[0].wait_for(lambda: _all_applied(project, 40), 90, "both workers to apply the labels")
+    finally:
+        for w in workers:
+            w.stop()
+    assert_applied_once_and_state_is_a_replay(project, 40)
+    logs = [w.log_path.read_text() for w in workers]
+    assert all("apply_labels" in log for log in logs), "both workers took part"
+
+
+# --------------------------------------------------------------------------- 20 annotators
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Annotator(threading.Thread):
+    """One simulated person: own cookie jar, logs in through the form, labels until done."""
+
+    def __init__(self, base: str, project_id: int, username: str, gold: dict[int, object],
+                 stop: threading.Event, abandon: bool = False) -> None:
+        super().__init__(daemon=True)
+        self.base, self.project_id, self.username, self.gold = base, project_id, username, gold
+        self.stop, self.abandon = stop, abandon
+        cookies = urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        self.opener = urllib.request.build_opener(cookies)
+        self.labelled: list[int] = []
+        self.errors: list[str] = []
+        self.abandoned: int | None = None
+
+    def _open(self, path: str, data: dict | None = None, csrf: str = "") -> tuple[int, str]:
+        body = urllib.parse.urlencode(data).encode() if data is not None else None
+        headers = {"X-CSRFToken": csrf} if csrf else {}
+        req = urllib.request.Request(self.base + path, data=body, headers=headers)
+        try:
+            with self.opener.open(req, timeout=30) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    def run(self) -> None:
+        try:
+            _, page = self._open("/accounts/login/")
+            token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+            status, page = self._open("/accounts/login/", {"username": self.username, "password": "pw",
+                                                           "csrfmiddlewaretoken": token})
+            if status != 200 or "Log out" not in page:
+                self.errors.append(f"login failed: {status}")
+                return
+            while not self.stop.is_set():
+                status, page = self._open(f"/projects/{self.project_id}/")
+                found = re.search(r'data-item="(\d+)"', page)
+                if status != 200:
+                    self.errors.append(f"queue: {status}")
+                    return
+                if found is None:
+                    time.sleep(0.2)
+                    continue
+                item = int(found.group(1))
+                if self.abandon:  # takes a lease and disappears
+                    self.abandoned = item
+                    return
+                csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+                status, _ = self._open(f"/projects/{self.project_id}/items/{item}/label",
+                                       {"value": str(self.gold[item]), "csrfmiddlewaretoken": csrf})
+                if status != 200:  # the plain form post is redirected to the queue (followed)
+                    self.errors.append(f"label {item}: {status}")
+                self.labelled.append(item)
+        except Exception as exc:  # recorded, the test fails on it
+            self.errors.append(repr(exc))
+
+
+def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, transactional_db, tmp_path):
+    project = digits_project(1000, params={"delta": 100.0}, lease_seconds=5)
+    for i in range(21):
+        member(project, f"a{i}")
+    gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))
+    port = _free_port()
+    # the suite's settings (its fast password hasher made these users' passwords) on the test database
+    env = {"DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": worker_database_url(),
+           "HTTPS": "0", "ALLOWED_HOSTS": "127.0.0.1"}
+    import os
+
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "annotator.wsgi", "-b", f"127.0.0.1:{port}",
+                               "-w", "4", "--threads", "4", "--log-level", "warning"],
+                              cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                              stderr=open(tmp_path / "gunicorn.log", "w"))  # noqa: SIM115
+    workers = [Worker(tmp_path / f"w{i}.log", "-B" if i == 0 else "--without-heartbeat",
+                      env={"SWEEP_SECONDS": "2"}) for i in range(2)]
+    stop = threading.Event()
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/accounts/login/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        update_project(project.pk)
+        quitter = Annotator(base, project.pk, "a20", gold, stop, abandon=True)
+        quitter.start()
+        quitter.join(30)
+        people = [Annotator(base, project.pk, f"a{i}", gold, stop) for i in range(20)]
+        for p in people:
+            p.start()
+
+        def finished() -> bool:
+            if not any(p.is_alive() for p in people):
+                raise AssertionError(f"every annotator stopped: {[e for p in people for e in p.errors][:5]}")
+            busy = Item.objects.filter(project=project, status__in=["pending", "queued", "leased"]).exists()
+            labels = Label.objects.filter(project=project, primary=True).count()
+            return not busy and _all_applied(project, labels)
+
+        try:
+            workers[0].wait_for(finished, 240, "the annotators to finish the project")
+        except AssertionError:
+            from django.db.models import Count
+            statuses = Item.objects.filter(project=project).values("status").annotate(n=Count("id"))
+            print("STATUS", list(statuses),
+                  "LABELS", Label.objects.filter(project=project).count(),
+                  "LABELLED", [len(p.labelled) for p in people], "ERR", [p.errors[:2] for p in people])
+            raise
+    finally:
+        stop.set()
+        server.terminate()
+        server.wait(20)
+        for w in workers:
+            w.stop()
+    errors = [e for p in people for e in p.errors]
+    assert not errors, errors[:10]
+    queried = Item.objects.filter(project=project, queried=True)
+    labelled = [i for p in people for i in p.labelled]
+    assert len(labelled) == len(set(labelled)), "an item was labelled twice"
+    assert set(labelled) == set(queried.values_list("id", flat=True)), "a queried item was lost"
+    assert not Label.objects.filter(project=project, primary=False).exists()  # no lease was shared
+    assert quitter.abandoned in labelled, "the abandoned lease expired and went back to the queue"
+    assert Item.objects.filter(project=project, status="auto").count() + queried.count() == 1000
+    assert_applied_once_and_state_is_a_replay(project, len(labelled))
