@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import http.cookiejar
-import re
 import socket
 import subprocess
 import sys
@@ -22,6 +20,7 @@ import learners
 from annotator.labelling.models import Item, Label, LearnerState, Project
 from annotator.labelling.pipeline import HOLD_ENV, update_project
 from annotator.labelling.vectors import decode
+from benchmarks.http_annotator import HttpAnnotator
 
 from .apphelpers import ROOT, Worker, digits_project, leased_item_id, member, worker_database_url
 
@@ -113,62 +112,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-class Annotator(threading.Thread):
-    """One simulated person: own cookie jar, logs in through the form, labels until done."""
-
-    def __init__(self, base: str, project_id: int, username: str, gold: dict[int, object],
-                 stop: threading.Event, abandon: bool = False) -> None:
-        super().__init__(daemon=True)
-        self.base, self.project_id, self.username, self.gold = base, project_id, username, gold
-        self.stop, self.abandon = stop, abandon
-        cookies = urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
-        self.opener = urllib.request.build_opener(cookies)
-        self.labelled: list[int] = []
-        self.errors: list[str] = []
-        self.abandoned: int | None = None
-
-    def _open(self, path: str, data: dict | None = None, csrf: str = "") -> tuple[int, str]:
-        body = urllib.parse.urlencode(data).encode() if data is not None else None
-        headers = {"X-CSRFToken": csrf} if csrf else {}
-        req = urllib.request.Request(self.base + path, data=body, headers=headers)
-        try:
-            with self.opener.open(req, timeout=30) as resp:
-                return resp.status, resp.read().decode()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode()
-
-    def run(self) -> None:
-        try:
-            _, page = self._open("/accounts/login/")
-            token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-            status, page = self._open("/accounts/login/", {"username": self.username, "password": "pw",
-                                                           "csrfmiddlewaretoken": token})
-            if status != 200 or "Log out" not in page:
-                self.errors.append(f"login failed: {status}")
-                return
-            while not self.stop.is_set():
-                status, page = self._open(f"/projects/{self.project_id}/")
-                found = re.search(r'data-item="(\d+)"', page)
-                if status != 200:
-                    self.errors.append(f"queue: {status}")
-                    return
-                if found is None:
-                    time.sleep(0.2)
-                    continue
-                item = int(found.group(1))
-                if self.abandon:  # takes a lease and disappears
-                    self.abandoned = item
-                    return
-                csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-                status, _ = self._open(f"/projects/{self.project_id}/items/{item}/label",
-                                       {"value": str(self.gold[item]), "csrfmiddlewaretoken": csrf})
-                if status != 200:  # the plain form post is redirected to the queue (followed)
-                    self.errors.append(f"label {item}: {status}")
-                self.labelled.append(item)
-        except Exception as exc:  # recorded, the test fails on it
-            self.errors.append(repr(exc))
-
-
 def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, transactional_db, tmp_path):
     project = digits_project(1000, params={"delta": 100.0}, lease_seconds=5)
     for i in range(21):
@@ -187,6 +130,7 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
     workers = [Worker(tmp_path / f"w{i}.log", "-B" if i == 0 else "--without-heartbeat",
                       env={"SWEEP_SECONDS": "2"}) for i in range(2)]
     stop = threading.Event()
+    people: list[HttpAnnotator] = []
     try:
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):
@@ -196,10 +140,10 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
             except OSError:
                 time.sleep(0.1)
         update_project(project.pk)
-        quitter = Annotator(base, project.pk, "a20", gold, stop, abandon=True)
+        quitter = HttpAnnotator(base, project.pk, "a20", "pw", gold, stop, abandon=True)
         quitter.start()
         quitter.join(30)
-        people = [Annotator(base, project.pk, f"a{i}", gold, stop) for i in range(20)]
+        people += [HttpAnnotator(base, project.pk, f"a{i}", "pw", gold, stop) for i in range(20)]
         for p in people:
             p.start()
 
@@ -221,6 +165,8 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
             raise
     finally:
         stop.set()
+        for p in people:
+            p.join(60)  # before the server goes
         server.terminate()
         server.wait(20)
         for w in workers:
