@@ -21,17 +21,26 @@ CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 class HttpAnnotator(threading.Thread):
     """Labels a project's queue until ``stop`` is set (or, with ``abandon``, takes one lease and
-    leaves). ``gold``: item id -> the class to answer.
+    leaves). ``gold``: item id -> the class to answer; ``think_s``: pause before each label.
 
     After the run: ``labelled`` (item ids), ``round_trips`` (seconds of each label POST that
     returned the next panel), ``sent`` ((label time, item id) pairs), ``errors`` (messages).
     """
 
-    def __init__(self, base: str, project_id: int, username: str, password: str,
-                 gold: dict[int, Any], stop: threading.Event, abandon: bool = False) -> None:
+    def __init__(
+        self,
+        base: str,
+        project_id: int,
+        username: str,
+        password: str,
+        gold: dict[int, Any],
+        stop: threading.Event,
+        abandon: bool = False,
+        think_s: float = 0.0,
+    ) -> None:
         super().__init__(daemon=True)
         self.base, self.project_id, self.username, self.password = base, project_id, username, password
-        self.gold, self.stop, self.abandon = gold, stop, abandon
+        self.gold, self.stop, self.abandon, self.think_s = gold, stop, abandon, think_s
         cookies = urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
         self.opener = urllib.request.build_opener(cookies)
         self.labelled: list[int] = []
@@ -53,8 +62,11 @@ class HttpAnnotator(threading.Thread):
 
     def log_in(self) -> bool:
         _, page = self._open("/accounts/login/")
-        form = {"username": self.username, "password": self.password,
-                "csrfmiddlewaretoken": CSRF.search(page).group(1)}
+        form = {
+            "username": self.username,
+            "password": self.password,
+            "csrfmiddlewaretoken": CSRF.search(page).group(1),
+        }
         status, page = self._open("/accounts/login/", form)
         if status != 200 or "Log out" not in page:
             self.errors.append(f"{self.username}: login failed ({status})")
@@ -80,11 +92,15 @@ class HttpAnnotator(threading.Thread):
                     self.abandoned = item
                     return
                 csrf = CSRF.search(page).group(1)
+                if self.think_s:
+                    time.sleep(self.think_s)  # a person looking at the item
                 t0 = time.perf_counter()
                 self.sent.append((time.time(), item))
-                status, page = self._open(f"/projects/{self.project_id}/items/{item}/label",
-                                          {"value": str(self.gold[item]), "csrfmiddlewaretoken": csrf},
-                                          {"HX-Request": "true", "X-CSRFToken": csrf})
+                status, page = self._open(
+                    f"/projects/{self.project_id}/items/{item}/label",
+                    {"value": str(self.gold[item]), "csrfmiddlewaretoken": csrf},
+                    {"HX-Request": "true", "X-CSRFToken": csrf},
+                )
                 self.round_trips.append(time.perf_counter() - t0)
                 self.labelled.append(item)  # the answer is the next item's panel (with its token)
         except Exception as exc:  # recorded: the caller fails on it

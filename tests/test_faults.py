@@ -17,10 +17,11 @@ import pytest
 from django.test import Client
 
 import learners
+from annotator.labelling.faults import PREFIX
 from annotator.labelling.models import Item, Label, LearnerState, Project
-from annotator.labelling.pipeline import HOLD_ENV, update_project
+from annotator.labelling.pipeline import update_project
 from annotator.labelling.vectors import decode
-from benchmarks.http_annotator import HttpAnnotator
+from benchmarks.http_annotator import CSRF, ITEM, HttpAnnotator
 
 from .apphelpers import ROOT, Worker, digits_project, leased_item_id, member, worker_database_url
 
@@ -42,14 +43,19 @@ def _label_some(project: Project, client: Client, n: int) -> list[int]:
 
 def _all_applied(project: Project, n: int) -> bool:
     state = LearnerState.objects.get(project=project)
-    return state.version == n and not Label.objects.filter(project=project, primary=True,
-                                                           applied_version=None).exists()
+    return (
+        state.version == n
+        and not Label.objects.filter(project=project, primary=True, applied_version=None).exists()
+    )
 
 
 def assert_applied_once_and_state_is_a_replay(project: Project, n: int) -> None:
     """Every label applied exactly once, version == labels, state == replay in applied order."""
-    labels = list(Label.objects.filter(project=project, primary=True).order_by("applied_version")
-                  .values_list("applied_version", "value", "item__vector"))
+    labels = list(
+        Label.objects.filter(project=project, primary=True)
+        .order_by("applied_version")
+        .values_list("applied_version", "value", "item__vector")
+    )
     assert [v for v, _, _ in labels] == list(range(1, n + 1))
     state = LearnerState.objects.get(project=project)
     assert state.version == n
@@ -69,7 +75,7 @@ def test_worker_killed_inside_apply_labels(services, transactional_db, tmp_path)
     _label_some(project, client, 12)  # no worker yet: the apply_labels messages wait in Redis
     hold = tmp_path / "hold"
     hold.touch()
-    doomed = Worker(tmp_path / "doomed.log", env={HOLD_ENV: str(hold)})
+    doomed = Worker(tmp_path / "doomed.log", env={PREFIX + "APPLY": str(hold)})
     doomed.wait_for(lambda: Path(f"{hold}.reached").exists(), 60, "apply_labels to reach the hook")
     doomed.kill()  # SIGKILL inside the transaction: it rolls back with the connection
     state = LearnerState.objects.get(project=project)
@@ -119,16 +125,38 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
     gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))
     port = _free_port()
     # the suite's settings (its fast password hasher made these users' passwords) on the test database
-    env = {"DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": worker_database_url(),
-           "HTTPS": "0", "ALLOWED_HOSTS": "127.0.0.1"}
+    env = {
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": worker_database_url(),
+        "HTTPS": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+    }
     import os
 
-    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "annotator.wsgi", "-b", f"127.0.0.1:{port}",
-                               "-w", "4", "--threads", "4", "--log-level", "warning"],
-                              cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                              stderr=open(tmp_path / "gunicorn.log", "w"))  # noqa: SIM115
-    workers = [Worker(tmp_path / f"w{i}.log", "-B" if i == 0 else "--without-heartbeat",
-                      env={"SWEEP_SECONDS": "2"}) for i in range(2)]
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "annotator.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "4",
+            "--threads",
+            "4",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers = [
+        Worker(tmp_path / f"w{i}.log", "-B" if i == 0 else "--without-heartbeat", env={"SWEEP_SECONDS": "2"})
+        for i in range(2)
+    ]
     stop = threading.Event()
     people: list[HttpAnnotator] = []
     try:
@@ -158,10 +186,18 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
             workers[0].wait_for(finished, 240, "the annotators to finish the project")
         except AssertionError:
             from django.db.models import Count
+
             statuses = Item.objects.filter(project=project).values("status").annotate(n=Count("id"))
-            print("STATUS", list(statuses),
-                  "LABELS", Label.objects.filter(project=project).count(),
-                  "LABELLED", [len(p.labelled) for p in people], "ERR", [p.errors[:2] for p in people])
+            print(
+                "STATUS",
+                list(statuses),
+                "LABELS",
+                Label.objects.filter(project=project).count(),
+                "LABELLED",
+                [len(p.labelled) for p in people],
+                "ERR",
+                [p.errors[:2] for p in people],
+            )
             raise
     finally:
         stop.set()
@@ -181,3 +217,223 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
     assert quitter.abandoned in labelled, "the abandoned lease expired and went back to the queue"
     assert Item.objects.filter(project=project, status="auto").count() + queried.count() == 1000
     assert_applied_once_and_state_is_a_replay(project, len(labelled))
+
+
+# ------------------------------------------------------------------------------ broker down
+class PrivateRedis:
+    """A redis-server of our own on a free port (never the machine's 6379), to stop and restart."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.port, self.tmp, self.proc = _free_port(), tmp, None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.tmp),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+def test_labels_survive_a_broker_outage(services, transactional_db, tmp_path):
+    import os
+
+    project = digits_project(200, params={"delta": 100.0}, look_ahead=60)
+    for i in range(3):
+        member(project, f"b{i}")
+    gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))
+    update_project(project.pk)  # 60 items wait: the annotators can go on without any worker
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": worker_database_url(),
+        "CELERY_BROKER_URL": redis.url,
+        "HTTPS": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+    }
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "annotator.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "2",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    stop = threading.Event()
+    people: list[HttpAnnotator] = []
+    worker = None
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/accounts/login/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        redis.stop()  # the broker goes down before anyone labels
+        people += [HttpAnnotator(base, project.pk, f"b{i}", "pw", gold, stop) for i in range(3)]
+        for p in people:
+            p.start()
+        deadline = time.monotonic() + 60
+        while Label.objects.filter(project=project).count() < 30 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        stop.set()
+        for p in people:
+            p.join(60)
+        given = Label.objects.filter(project=project, primary=True).count()
+        assert given >= 30, "the annotators could not label while the broker was down"
+        assert LearnerState.objects.get(project=project).version == 0  # nothing could be applied
+        redis.start()  # the broker comes back; a worker with the periodic sweep catches up
+        worker = Worker(
+            tmp_path / "worker.log", "-B", env={"CELERY_BROKER_URL": redis.url, "SWEEP_SECONDS": "1"}
+        )
+        worker.wait_for(lambda: _all_applied(project, given), 60, "the labels stored during the outage")
+    finally:
+        stop.set()
+        server.terminate()
+        server.wait(20)
+        if worker is not None:
+            worker.stop()
+        redis.stop()
+    errors = [e for p in people for e in p.errors]
+    assert not errors, errors[:5]  # the annotators saw no error
+    assert_applied_once_and_state_is_a_replay(project, given)
+
+
+def test_database_connection_dropped_mid_request(services, transactional_db, tmp_path):
+    """The label request's connection is terminated while its transaction is open (after the
+    label row was written): the request fails with a plain 500, nothing of it is stored, and the
+    next request works."""
+    import os
+
+    import psycopg
+
+    project = digits_project(30, params={"delta": 100.0})
+    member(project, "d0")
+    gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))
+    update_project(project.pk)
+    hold = tmp_path / "hold"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": worker_database_url(),
+        "HTTPS": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        PREFIX + "LABEL": str(hold),
+    }
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "annotator.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "1",
+            "--threads",
+            "2",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/accounts/login/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        ann = HttpAnnotator(base, project.pk, "d0", "pw", gold, threading.Event())
+        assert ann.log_in()
+        status, page = ann._open(f"/projects/{project.pk}/")
+        item = int(ITEM.search(page).group(1))
+        csrf = CSRF.search(page).group(1)
+        hold.touch()
+        result = {}
+
+        def post() -> None:
+            result["answer"] = ann._open(
+                f"/projects/{project.pk}/items/{item}/label",
+                {"value": str(gold[item]), "csrfmiddlewaretoken": csrf},
+                {"HX-Request": "true", "X-CSRFToken": csrf},
+            )
+
+        request = threading.Thread(target=post)
+        request.start()
+        deadline = time.monotonic() + 30
+        while not Path(f"{hold}.reached").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert Path(f"{hold}.reached").exists(), "the request did not reach the hold point"
+        db = worker_database_url()
+        with psycopg.connect(db.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+                "AND state = 'idle in transaction'",
+                (db.rsplit("/", 1)[1],),
+            ).fetchall()
+        assert killed, "no open transaction to cut"
+        hold.unlink()
+        request.join(30)
+        status, body = result["answer"]
+        assert status == 500 and "Traceback" not in body  # a clean failure, no debug page
+        assert not Label.objects.filter(item_id=item).exists()  # the written label row rolled back
+        assert Item.objects.get(pk=item).status == "leased"
+        # the next request gets a fresh connection and succeeds
+        status, page = ann._open(
+            f"/projects/{project.pk}/items/{item}/label",
+            {"value": str(gold[item]), "csrfmiddlewaretoken": csrf},
+            {"HX-Request": "true", "X-CSRFToken": csrf},
+        )
+        assert status == 200 and Label.objects.filter(item_id=item, primary=True).count() == 1
+    finally:
+        server.terminate()
+        server.wait(20)

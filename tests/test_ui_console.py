@@ -124,6 +124,18 @@ def test_staff_create_a_text_project(client):
     assert again.status_code == 400 and "exists already" in again.content.decode()
     one = client.post("/projects/new", {"name": "x", "task": "binary", "item_kind": "text", "classes": "a"})
     assert one.status_code == 400 and "at least two" in one.content.decode()
+    digits = client.post("/projects/new", {"name": "mnist", "task": "multiclass", "item_kind": "image",
+                                           "classes": "0,1,2,3,4,5,6,7,8,9",
+                                           "featurizer": '{"width": 28, "height": 28, "invert": true}'})
+    assert digits.status_code == 302
+    config = Project.objects.get(name="mnist").featurizer_config
+    assert (config["width"], config["height"], config["invert"]) == (28, 28, True)
+    for bad, needle in (("{", "must be a JSON object"), ('{"width": -1}', "width must be"),
+                        ('{"bogus": 1}', "unknown option")):
+        response = client.post("/projects/new", {"name": "bad", "task": "binary", "item_kind": "image",
+                                                 "classes": "a,b", "featurizer": bad})
+        assert response.status_code == 400 and needle in response.content.decode(), bad
+    assert not Project.objects.filter(name="bad").exists()
 
 
 def test_dashboard_numbers_charts_and_red_banner(client, project):

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from .faults import hold_point
 from .models import Item, Label, LearnerState, Project, Skip
 from .stream import look_ahead, waiting_count, waiting_filter
 from .tasks import advance_stream, apply_labels, enqueue
@@ -80,6 +81,7 @@ def submit_label(item: Item, user: Any, value: Any, seconds: float | None = None
         primary = not Label.objects.filter(item=item, primary=True).exists()
         label = Label.objects.create(item=item, project=item.project, annotator=user, value=cls,
                                      seconds=seconds, primary=primary)
+        hold_point("LABEL")
         if primary:
             item.status = Item.Status.LABELLED
             item.lease_owner, item.lease_expires = None, None

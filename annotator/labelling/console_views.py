@@ -9,6 +9,7 @@ effect for the next decision (the pipeline reads the project at every run).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -20,7 +21,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 import learners
-from learners.features import KINDS
+from learners.features import KINDS, default_config
 
 from .access import project_for
 from .models import Membership, Project, ProjectChange
@@ -198,16 +199,36 @@ def new_project(request: HttpRequest) -> HttpResponse:
                 raise ValueError("name is required")
             if Project.objects.filter(name=name).exists():
                 raise ValueError(f"a project named {name!r} exists already")
+            kind = form.get("item_kind", "")
+            if kind not in KINDS:
+                raise ValueError(f"item type must be one of {', '.join(KINDS)}")
             with transaction.atomic():
-                project = create_project(name=name, task=task, item_kind=form.get("item_kind", ""),
-                                         classes=classes, algorithm=DEFAULT_ALGORITHM[task])
+                project = create_project(name=name, task=task, item_kind=kind, classes=classes,
+                                         algorithm=DEFAULT_ALGORITHM[task],
+                                         featurizer_config={"kind": kind, **_parse_options(form)})
                 Membership.objects.create(project=project, user=request.user, role=Membership.Role.ADMIN)
             return redirect("console", pk=project.pk)
         except (ValueError, KeyError) as exc:
             error = str(exc).strip("'\"")
+    defaults = {k: {o: v for o, v in default_config(k).items() if o not in ("kind", "version")}
+                for k in KINDS}
     return render(request, "labelling/new_project.html",
-                  {"error": error, "form": form, "tasks": list(DEFAULT_ALGORITHM), "kinds": KINDS},
-                  status=400 if error else 200)
+                  {"error": error, "form": form, "tasks": list(DEFAULT_ALGORITHM), "kinds": KINDS,
+                   "defaults": defaults}, status=400 if error else 200)
+
+
+def _parse_options(form: Any) -> dict[str, Any]:
+    """The featurizer options field: a JSON object (blank = the defaults); ValueError otherwise."""
+    text = form.get("featurizer", "").strip()
+    if not text:
+        return {}
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"featurizer options must be a JSON object ({exc.msg})") from None
+    if not isinstance(options, dict) or "kind" in options:
+        raise ValueError("featurizer options must be a JSON object of options (without 'kind')")
+    return options
 
 
 def _parse_classes(text: str) -> list[Any]:

@@ -67,7 +67,7 @@ def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
     has_gold = np.array([r[5] is not None for r in log], dtype=float)
     queried = np.array([bool(r[4]) for r in log], dtype=float)
     out: dict[str, list[tuple[float, float]]] = {k: [] for k in (
-        "gold", "iw", "iw_low", "iw_high", "gold_by_labels", "query_ratio")}
+        "gold", "iw", "iw_low", "iw_high", "gold_by_labels", "iw_by_labels", "query_ratio")}
     cum_gold, cum_has, cum_q = np.cumsum(correct_gold), np.cumsum(has_gold), np.cumsum(queried)
     for t in _checkpoints(n):
         if cum_has[t - 1]:
@@ -83,6 +83,7 @@ def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
                                            np.array([r[3] for r in covered], dtype=float),
                                            len([r for r in prefix if not (r[4] and r[6] is None)]))
         if est.value is not None:
+            out["iw_by_labels"].append((cum_q[t - 1], est.value))
             out["iw"].append((t, est.value))
             out["iw_low"].append((t, est.low))
             out["iw_high"].append((t, est.high))
@@ -107,7 +108,8 @@ def charts(project: Project) -> dict[str, str]:
         "accuracy": line_chart([("exact (gold)", c["gold"], True), ("estimated (IW)", c["iw"], True),
                                 ("95% low", c["iw_low"], True), ("95% high", c["iw_high"], True)],
                                title="Online accuracy", x_label="items seen", y_label="accuracy", **small),
-        "by_labels": line_chart([("exact (gold)", c["gold_by_labels"], True)],
+        "by_labels": line_chart([("exact (gold)", c["gold_by_labels"], True),
+                                 ("estimated (IW)", c["iw_by_labels"], True)],
                                 title="Accuracy against labels", x_label="labels spent", y_label="accuracy",
                                 **small),
         "query_ratio": line_chart([("query ratio", c["query_ratio"], True)], title="Query ratio",

@@ -19,16 +19,14 @@ nothing left to apply.
 from __future__ import annotations
 
 import logging
-import os
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from django.db import transaction
 
 import learners
 
 from . import stream
+from .faults import hold_point
 from .models import Label, LearnerState
 from .state_store import Locked, locked
 from .vectors import decode
@@ -105,22 +103,6 @@ def apply_labels(lk: Locked) -> int:
     return len(labels)
 
 
-#: Fault-injection hook for the reliability tests, inert unless this variable names a file:
-#: after applying labels, still inside the transaction, the process creates ``<file>.reached``
-#: and waits while ``<file>`` exists (at most 120 s), so a test can kill it mid-transaction.
-HOLD_ENV = "ANNOTATOR_TEST_HOLD_APPLY"
-
-
-def _fault_hook() -> None:
-    hold = os.environ.get(HOLD_ENV)
-    if not hold:
-        return
-    Path(hold + ".reached").touch()
-    deadline = time.monotonic() + 120
-    while Path(hold).exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def update_project(project_id: int) -> Outcome | None:
     """Steps 1-4 of the module docstring in one transaction; None if the project is gone."""
     with transaction.atomic():
@@ -132,7 +114,7 @@ def update_project(project_id: int) -> Outcome | None:
         reconfigured = follow_config(lk)
         applied = apply_labels(lk)
         if applied:
-            _fault_hook()
+            hold_point("APPLY")
         decided = stream.advance(lk)
         if reconfigured or applied or decided:
             lk.save()
