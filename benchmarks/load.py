@@ -28,7 +28,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,30 +114,13 @@ class Monitor(threading.Thread):
 
 
 def run(annotators: int, think_ms: float, seconds: float, db_url: str, broker: str) -> dict[str, float]:
+    """One measured run (fresh database at ``db_url``); returns the figures of the report."""
+    from benchmarks.servers import Gunicorn
+
     with tempfile.TemporaryDirectory() as tmp:
         project_id, gold, env = setup(db_url, broker, Path(tmp), annotators)
         full_env = {**os.environ, **env}
-        port = 8000 + os.getpid() % 1000
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "annotator.wsgi",
-                "-b",
-                f"127.0.0.1:{port}",
-                "-w",
-                "4",
-                "--threads",
-                "4",
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=full_env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        server = Gunicorn(env, workers=4, threads=4)
         workers = [
             subprocess.Popen(
                 [
@@ -164,13 +146,7 @@ def run(annotators: int, think_ms: float, seconds: float, db_url: str, broker: s
         from benchmarks.http_annotator import HttpAnnotator
 
         try:
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(200):
-                try:
-                    urllib.request.urlopen(base + "/accounts/login/", timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            base = server.base
             update_project(project_id)
             stop, watch = threading.Event(), threading.Event()
             monitor = Monitor(project_id, watch)
@@ -189,11 +165,11 @@ def run(annotators: int, think_ms: float, seconds: float, db_url: str, broker: s
             watch.set()
             monitor.join(10)
         finally:
-            server.terminate()
+            server.stop()
             for w in workers:
                 w.terminate()
-            for proc in (server, *workers):
-                proc.wait(30)
+            for w in workers:
+                w.wait(30)
     trips = [t for p in people for t in p.round_trips]
     latency = [
         monitor.applied_at[item] - sent for p in people for sent, item in p.sent if item in monitor.applied_at

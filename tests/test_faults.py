@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import threading
 import time
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +19,9 @@ from annotator.labelling.models import Item, Label, LearnerState, Project
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.vectors import decode
 from benchmarks.http_annotator import CSRF, ITEM, HttpAnnotator
+from benchmarks.servers import Gunicorn, free_port
 
-from .apphelpers import ROOT, Worker, digits_project, leased_item_id, member, worker_database_url
+from .apphelpers import Worker, digits_project, leased_item_id, member, worker_database_url
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -112,18 +110,11 @@ def test_two_workers_racing_apply_each_label_once(services, transactional_db, tm
 
 
 # --------------------------------------------------------------------------- 20 annotators
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, transactional_db, tmp_path):
     project = digits_project(1000, params={"delta": 100.0}, lease_seconds=5)
     for i in range(21):
         member(project, f"a{i}")
     gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))
-    port = _free_port()
     # the suite's settings (its fast password hasher made these users' passwords) on the test database
     env = {
         "DJANGO_SETTINGS_MODULE": "tests.settings",
@@ -131,28 +122,7 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
         "HTTPS": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
     }
-    import os
-
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "annotator.wsgi",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "4",
-            "--threads",
-            "4",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = Gunicorn(env, workers=4, threads=4)
     workers = [
         Worker(tmp_path / f"w{i}.log", "-B" if i == 0 else "--without-heartbeat", env={"SWEEP_SECONDS": "2"})
         for i in range(2)
@@ -160,13 +130,7 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
     stop = threading.Event()
     people: list[HttpAnnotator] = []
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(base + "/accounts/login/", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        base = server.base
         update_project(project.pk)
         quitter = HttpAnnotator(base, project.pk, "a20", "pw", gold, stop, abandon=True)
         quitter.start()
@@ -203,8 +167,7 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
         stop.set()
         for p in people:
             p.join(60)  # before the server goes
-        server.terminate()
-        server.wait(20)
+        server.stop()
         for w in workers:
             w.stop()
     errors = [e for p in people for e in p.errors]
@@ -224,7 +187,7 @@ class PrivateRedis:
     """A redis-server of our own on a free port (never the machine's 6379), to stop and restart."""
 
     def __init__(self, tmp: Path) -> None:
-        self.port, self.tmp, self.proc = _free_port(), tmp, None
+        self.port, self.tmp, self.proc = free_port(), tmp, None
 
     @property
     def url(self) -> str:
@@ -282,36 +245,12 @@ def test_labels_survive_a_broker_outage(services, transactional_db, tmp_path):
         "HTTPS": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
     }
-    port = _free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "annotator.wsgi",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "2",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = Gunicorn(env, workers=2, threads=1)
     stop = threading.Event()
     people: list[HttpAnnotator] = []
     worker = None
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(base + "/accounts/login/", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        base = server.base
         redis.stop()  # the broker goes down before anyone labels
         people += [HttpAnnotator(base, project.pk, f"b{i}", "pw", gold, stop) for i in range(3)]
         for p in people:
@@ -332,8 +271,7 @@ def test_labels_survive_a_broker_outage(services, transactional_db, tmp_path):
         worker.wait_for(lambda: _all_applied(project, given), 60, "the labels stored during the outage")
     finally:
         stop.set()
-        server.terminate()
-        server.wait(20)
+        server.stop()
         if worker is not None:
             worker.stop()
         redis.stop()
@@ -363,35 +301,9 @@ def test_database_connection_dropped_mid_request(services, transactional_db, tmp
         "ALLOWED_HOSTS": "127.0.0.1",
         PREFIX + "LABEL": str(hold),
     }
-    port = _free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "annotator.wsgi",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "1",
-            "--threads",
-            "2",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = Gunicorn(env, workers=1, threads=2)
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(base + "/accounts/login/", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        base = server.base
         ann = HttpAnnotator(base, project.pk, "d0", "pw", gold, threading.Event())
         assert ann.log_in()
         status, page = ann._open(f"/projects/{project.pk}/")
@@ -435,5 +347,4 @@ def test_database_connection_dropped_mid_request(services, transactional_db, tmp
         )
         assert status == 200 and Label.objects.filter(item_id=item, primary=True).count() == 1
     finally:
-        server.terminate()
-        server.wait(20)
+        server.stop()

@@ -324,11 +324,7 @@ class PlannerRun(models.Model):
     count (candidate, permutation) replays for the progress bar.
     """
 
-    class Status(models.TextChoices):
-        WAITING = "waiting"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
+    Status = ImportJob.Status  # the same life cycle: waiting, running, done, failed
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="planner_runs")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)

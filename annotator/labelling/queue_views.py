@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -96,10 +97,10 @@ def class_buttons(project: Project) -> list[tuple[Any, str]]:
 
 def progress(project: Project, user: Any) -> dict[str, int]:
     """The progress line: my labels today and in all, and the items waiting."""
-    mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True)
     today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
-    return {"today": mine.filter(created__gte=today).count(), "total": mine.count(),
-            "waiting": waiting_count(project)}
+    mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True).aggregate(
+        total=Count("id"), today=Count("id", filter=Q(created__gte=today)))
+    return {"today": mine["today"], "total": mine["total"], "waiting": waiting_count(project)}
 
 
 def _panel(request: HttpRequest, project: Project, item: Item | None, error: str = "",
@@ -111,7 +112,7 @@ def _panel(request: HttpRequest, project: Project, item: Item | None, error: str
         "can_undo": undoable_label(project, request.user) is not None,
         "url": url_parts(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
         "image_src": image_src(project, item) if item is not None and item.data is not None else None,
-        "is_admin": is_project_admin(request.user, project),
+        "is_admin": not request.htmx and is_project_admin(request.user, project),  # page links only
     }
     template = "labelling/_queue_item.html" if request.htmx else "labelling/queue.html"
     return render(request, template, context, status=status)
