@@ -11,7 +11,6 @@ import base64
 import io
 import json
 import struct
-import zipfile
 import zlib
 
 import pytest
@@ -26,6 +25,7 @@ from annotator.labelling.models import ImportJob, Item, Label, Membership, Proje
 from annotator.labelling.pipeline import update_project
 
 from .apphelpers import digits_project, member, text_project
+from .test_app_ingest import zip_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -51,17 +51,9 @@ def jpeg() -> bytes:
     return buf.getvalue()
 
 
-def zip_of(entries: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in entries.items():
-            z.writestr(name, data)
-    return buf.getvalue()
-
-
 def zip_bomb() -> bytes:
     """One entry of 21 MB of zeros (compresses to ~20 KB): above the per-image limit."""
-    return zip_of({"0/bomb.png": b"\0" * (21 * 1024 * 1024)})
+    return zip_bytes({"0/bomb.png": b"\0" * (21 * 1024 * 1024)})
 
 
 # (case id, project kind, file name, file bytes, words the error must contain)
@@ -86,28 +78,29 @@ UPLOADS = [
     ("jsonl-blank-lines-only", "text", "a.jsonl", b"\n\n\n", "nothing to import"),
     ("url-csv-in-text-column-empty", "url", "u.csv", b"url\n\n", "nothing to import"),
     ("zip-corrupt", "image", "i.zip", b"PK\x03\x04 this is not really a zip", "not a readable ZIP"),
-    ("zip-truncated", "image", "i.zip", zip_of({"1/a.png": png()})[:-30], "not a readable ZIP"),
-    ("zip-truncated-png", "image", "i.zip", zip_of({"1/a.png": png()[:40]}), "a.png"),
-    ("zip-corrupt-jpeg", "image", "i.zip", zip_of({"1/a.jpg": jpeg()[:20] + b"\0" * 50}), "a.jpg"),
-    ("zip-not-an-image", "image", "i.zip", zip_of({"1/a.png": b"hello, I am text"}), "a.png"),
-    ("zip-image-bomb", "image", "i.zip", zip_of({"1/big.png": png_declaring(100_000, 100_000)}), "big.png"),
+    ("zip-truncated", "image", "i.zip", zip_bytes({"1/a.png": png()})[:-30], "not a readable ZIP"),
+    ("zip-truncated-png", "image", "i.zip", zip_bytes({"1/a.png": png()[:40]}), "a.png"),
+    ("zip-corrupt-jpeg", "image", "i.zip", zip_bytes({"1/a.jpg": jpeg()[:20] + b"\0" * 50}), "a.jpg"),
+    ("zip-not-an-image", "image", "i.zip", zip_bytes({"1/a.png": b"hello, I am text"}), "a.png"),
+    ("zip-image-bomb", "image", "i.zip", zip_bytes({"1/big.png": png_declaring(100_000, 100_000)}),
+     "big.png"),
     ("zip-bomb", "image", "i.zip", zip_bomb(), "declared size"),
-    ("zip-path-traversal", "image", "i.zip", zip_of({"../evil.png": png()}), "unsafe path"),
-    ("zip-absolute-path", "image", "i.zip", zip_of({"/etc/evil.png": png()}), "unsafe path"),
-    ("zip-backslash-traversal", "image", "i.zip", zip_of({"..\\evil.png": png()}), "unsafe path"),
-    ("zip-no-images", "image", "i.zip", zip_of({"readme.txt": b"hi"}), "holds no images"),
+    ("zip-path-traversal", "image", "i.zip", zip_bytes({"../evil.png": png()}), "unsafe path"),
+    ("zip-absolute-path", "image", "i.zip", zip_bytes({"/etc/evil.png": png()}), "unsafe path"),
+    ("zip-backslash-traversal", "image", "i.zip", zip_bytes({"..\\evil.png": png()}), "unsafe path"),
+    ("zip-no-images", "image", "i.zip", zip_bytes({"readme.txt": b"hi"}), "holds no images"),
     ("zip-label-outside", "image", "i.zip",
-     zip_of({"labels.csv": b"filename,label\na.png,11\n", "a.png": png()}), "label"),
+     zip_bytes({"labels.csv": b"filename,label\na.png,11\n", "a.png": png()}), "label"),
     ("zip-image-not-in-manifest", "image", "i.zip",
-     zip_of({"labels.csv": b"filename,label\na.png,1\n", "a.png": png(), "b.png": png()}), "not listed"),
-    ("zip-manifest-bad-header", "image", "i.zip", zip_of({"labels.csv": b"name,cls\n", "a.png": png()}),
+     zip_bytes({"labels.csv": b"filename,label\na.png,1\n", "a.png": png(), "b.png": png()}), "not listed"),
+    ("zip-manifest-bad-header", "image", "i.zip", zip_bytes({"labels.csv": b"name,cls\n", "a.png": png()}),
      "labels.csv line 1"),
     ("libsvm-malformed", "vectors", "v.svm", b"1 1:0.5\n0 2:abc\n", "line 2"),
     ("libsvm-label-outside", "vectors", "v.svm", b"1 1:0.5\n7 2:1\n", "label"),
     ("libsvm-index-too-big", "vectors", "v.svm", b"1 1:0.5 999:1\n", "line 1"),
     ("libsvm-latin1", "vectors", "v.svm", "1 1:0.5\n0 2:caf\xe9\n".encode("latin-1"), "line 2"),
     ("csv-for-image-project", "image", "a.csv", b"text\nhello\n", "this project's items are image"),
-    ("zip-for-text-project", "text", "i.zip", zip_of({"a/a.png": png()}), "this project's items are text"),
+    ("zip-for-text-project", "text", "i.zip", zip_bytes({"a/a.png": png()}), "this project's items are text"),
 ]
 
 
@@ -288,7 +281,7 @@ def test_sql_looking_text_is_stored_verbatim(api_project):
 # ------------------------------------------------------------------------------- property
 VALID = {"text": ("a.csv", b"text,label\nhello there,ham\nwin cash now,spam\n"),
          "jsonl": ("a.jsonl", b'{"text": "hello", "label": "ham"}\n{"text": "win", "label": "spam"}\n'),
-         "image": ("i.zip", zip_of({"1/a.png": png(), "2/b.png": png()})),
+         "image": ("i.zip", zip_bytes({"1/a.png": png(), "2/b.png": png()})),
          "vectors": ("v.svm", b"1 1:0.5 3:1\n0 2:0.25\n")}
 
 

@@ -121,9 +121,7 @@ def _panel(request: HttpRequest, project: Project, item: Item | None, error: str
 def _next(request: HttpRequest, project: Project, error: str = "", status: int = 200) -> HttpResponse:
     if not request.htmx:
         return redirect("queue", pk=project.pk)
-    with transaction.atomic():
-        item = lease_next(project, request.user)
-    return _panel(request, project, item, error, status)
+    return _panel(request, project, _lease(project, request.user), error, status)
 
 
 @login_required
@@ -131,9 +129,12 @@ def _next(request: HttpRequest, project: Project, error: str = "", status: int =
 def queue(request: HttpRequest, pk: int) -> HttpResponse:
     """The queue page: lease the next item to the user and show it."""
     project = project_for(request.user, pk)
+    return _panel(request, project, _lease(project, request.user))
+
+
+def _lease(project: Project, user: Any) -> Item | None:
     with transaction.atomic():
-        item = lease_next(project, request.user)
-    return _panel(request, project, item)
+        return lease_next(project, user)
 
 
 @login_required
@@ -141,8 +142,7 @@ def queue(request: HttpRequest, pk: int) -> HttpResponse:
 def next_item(request: HttpRequest, pk: int) -> HttpResponse:
     """Polled while nothing waits: the next item's panel, or 204 when there is still none."""
     project = project_for(request.user, pk)
-    with transaction.atomic():
-        item = lease_next(project, request.user)
+    item = _lease(project, request.user)
     if item is None and request.htmx:
         return HttpResponse(status=204)
     return _panel(request, project, item)
@@ -207,6 +207,5 @@ def _refuse(request: HttpRequest, project: Project, message: str, status: int) -
     """A refused action: plain text for form posts, the current panel with the message for htmx."""
     if not request.htmx:
         return HttpResponse(message, status=status, content_type="text/plain")
-    with transaction.atomic():
-        item = lease_next(project, request.user)
-    return _panel(request, project, item, message, status)  # base.html lets htmx swap 4xx
+    # base.html lets htmx swap 4xx answers: the panel carries the message
+    return _panel(request, project, _lease(project, request.user), message, status)
