@@ -45,8 +45,8 @@ def main() -> None:
                           status="labelled" if queried else "auto"))
     Item.objects.bulk_create(items, batch_size=1000)
     labelled = Item.objects.filter(project=project, queried=True).order_by("seq")
-    labels = [Label(item=it, project=project, annotator=user, value=it.gold, seconds=1.0, applied_version=k + 1)
-              for k, it in enumerate(labelled)]
+    labels = [Label(item=it, project=project, annotator=user, value=it.gold, seconds=1.0,
+                    applied_version=k + 1) for k, it in enumerate(labelled)]
     Label.objects.bulk_create(labels, batch_size=1000)
     cold, warm = [], []
     for _ in range(5):
