@@ -7,6 +7,8 @@ import os
 
 from celery import Celery
 
+from . import broker  # noqa: F401  (filesystem:// URLs use the atomic-write transport)
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
 
 app = Celery("annotator")
