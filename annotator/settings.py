@@ -162,6 +162,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "polling_interval": 0.1,
     }
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotator")
+# Keep the worker's database connection between tasks (Celery otherwise closes it after every
+# task); annotator/celery.py closes it like Django does between requests: when broken or older
+# than CONN_MAX_AGE.
+CELERY_DB_REUSE_MAX = 10**9
 CELERY_TASK_IGNORE_RESULT = True  # tasks write to the database; nobody waits for results
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -56,3 +56,30 @@ def test_real_worker_on_sqlite_and_filesystem_broker(transactional_db, worker):
 def test_real_worker_on_postgresql_and_redis(services, transactional_db, worker):
     project = digits_project(300, params={"delta": 1.0})
     run_labelling(project, worker, 2)
+
+
+@pytest.mark.services
+def test_the_worker_keeps_its_database_connection_between_tasks(services, transactional_db, worker):
+    """Celery closes Django's connections after every task unless told otherwise; the app keeps
+    them (closing only broken or CONN_MAX_AGE-old ones), so the worker's PostgreSQL backend
+    outlives the tasks it served instead of one backend per label."""
+    from django.db import connection
+
+    from annotator.labelling.annotation import lease_next, submit_label
+
+    project = digits_project(40, params={"delta": 100.0}, look_ahead=4)
+    user = member(project, "ann")
+    enqueue(advance_stream, project.pk)
+    worker.wait_for(lambda: Item.objects.filter(project=project, status="queued").exists(), 60, "decisions")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT now()")
+        first_task_done = cursor.fetchone()[0]
+    for n in range(1, 6):  # five labels: five apply_labels tasks
+        item = lease_next(project, user, top_up=False)
+        submit_label(project, item.pk, user, item.gold)
+        worker.wait_for(lambda n=n: LearnerState.objects.get(project=project).version == n, 60, f"label {n}")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT backend_start FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+        others = [row[0] for row in cursor.fetchall()]
+    assert others and min(others) < first_task_done, (others, first_task_done)
