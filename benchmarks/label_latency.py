@@ -62,7 +62,7 @@ def main() -> None:
                 continue
             before = version()
             t0 = time.perf_counter()
-            submit_label(item, user, item.gold)  # commits; on_commit sends apply_labels
+            submit_label(project, item.pk, user, item.gold)  # commits; on_commit sends apply_labels
             while version() == before:
                 time.sleep(0.002)
             latencies.append((time.perf_counter() - t0) * 1000)

@@ -23,7 +23,7 @@ def test_exported_model_predicts_what_the_app_predicted(tmp_path):
     update_project(project.pk)
     for _ in range(25):  # label through the app's own functions, as the queue page does
         item = lease_next(project, user)
-        submit_label(item, user, item.gold)
+        submit_label(project, item.pk, user, item.gold)
         update_project(project.pk)
     # decide many more items with the final model (no further labels)
     project.look_ahead = 10_000

@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from annotator.labelling.annotation import lease_next, submit_label
+from annotator.labelling.annotation import LeasedToOtherError, lease_next, submit_label
 from annotator.labelling.models import ImportJob, Item, Label, Membership
 from annotator.labelling.pipeline import update_project
 
@@ -91,15 +91,21 @@ def test_lease_expiry_returns_the_item_and_late_labels_are_kept(project):
     first = lease_next(project, a)
     second = lease_next(project, b)
     assert first.pk != second.pk  # two annotators never get the same item
-    Item.objects.filter(pk=first.pk).update(lease_expires=timezone.now() - timedelta(seconds=1))
+    assert lease_next(project, a).pk == first.pk  # asking again returns the same lease
+    past = timezone.now() - timedelta(seconds=1)
+    Item.objects.filter(pk__in=[first.pk, second.pk]).update(lease_expires=past)
     c = member(project, "c")
     again = lease_next(project, c)
-    assert again.pk == first.pk and again.lease_owner == c
-    late = submit_label(first, a, first.gold)  # a's lease expired but nobody labelled it yet
-    assert late.primary
-    extra = submit_label(first, c, first.gold)  # c answers too: an extra opinion, never applied
-    assert not extra.primary
-    assert update_project(project.pk).applied == 1
+    assert again.pk == first.pk and again.lease_owner == c  # the expired lease went back to the queue
+    with pytest.raises(LeasedToOtherError):  # c holds it now: a's late label is refused
+        submit_label(project, first.pk, a, first.gold)
+    late = submit_label(project, second.pk, b, second.gold)  # expired, but nobody took it: accepted
+    assert late.primary and late.seconds is not None
+    assert submit_label(project, first.pk, c, first.gold).primary
+    extra = submit_label(project, first.pk, a, first.gold)  # labelled already: an extra opinion
+    assert not extra.primary and extra.seconds is None
+    assert Label.objects.filter(item=first).count() == 2  # the refused label stored nothing
+    assert update_project(project.pk).applied == 2
     assert Label.objects.get(pk=extra.pk).applied_version is None
 
 
@@ -157,7 +163,7 @@ def test_api_accepts_base64_images(client, project):
 def test_label_exports(client, project):
     ann = member(project, "ann")
     item = lease_next(project, ann)
-    submit_label(item, ann, item.gold)
+    submit_label(project, item.pk, ann, item.gold)
     login(client, project, "boss", Membership.Role.ADMIN)
     rows = list(csv.DictReader(io.StringIO(b"".join(
         client.get(f"/projects/{project.pk}/export/labels.csv").streaming_content).decode())))

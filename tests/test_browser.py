@@ -79,7 +79,7 @@ def test_annotator_labels_with_the_keyboard_then_sees_the_dashboard(live_server,
     Membership.objects.create(user=other, project=project)
     for _ in range(3):
         item = lease_next(project, other)
-        submit_label(item, other, item.gold)
+        submit_label(project, item.pk, other, item.gold)
     page.wait_for_function("document.querySelector('#m-labels').innerText.trim() === '23'", timeout=30_000)
     page.wait_for_function("(b) => document.querySelector('#chart-query-ratio').innerHTML !== b",
                            arg=before, timeout=30_000)

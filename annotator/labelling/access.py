@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.shortcuts import get_object_or_404
 
 from .models import Membership, Project
@@ -25,12 +25,15 @@ def is_project_admin(user: Any, project: Project) -> bool:
 
 
 def project_for(user: Any, pk: int, *, admin: bool = False) -> Project:
-    """The project ``pk`` if ``user`` may see it (manage it, with ``admin``); 404 / 403 otherwise."""
-    project = get_object_or_404(Project, pk=pk)
-    if admin:
-        allowed = is_project_admin(user, project)
-    else:
-        allowed = user.is_staff or Membership.objects.filter(user=user, project=project).exists()
-    if not allowed:
+    """The project ``pk`` if ``user`` may see it (manage it, with ``admin``); 404 / 403 otherwise.
+
+    One query: the project row with whether ``user`` has a qualifying membership.
+    """
+    if user.is_staff:
+        return get_object_or_404(Project, pk=pk)
+    roles = [Membership.Role.ADMIN] if admin else list(Membership.Role)
+    member = Membership.objects.filter(user=user, project=OuterRef("pk"), role__in=roles)
+    project = get_object_or_404(Project.objects.annotate(allowed=Exists(member)), pk=pk)
+    if not project.allowed:
         raise PermissionDenied("you are not a member of this project")
     return project

@@ -1,12 +1,19 @@
 """What an annotator does: lease the oldest waiting item, then label it (DESIGN.md section 5).
 
 * A lease lasts ``project.lease_seconds``; an expired lease puts the item back in the queue.
-  An annotator holds at most one lease per project (asking again returns the same item).
-* Leasing is a compare-and-set ``UPDATE ... WHERE status is still waiting``, so two
-  annotators never get the same item, on any database.
-* A label is saved in a transaction; ``on_commit`` sends ``apply_labels``. A label for an
-  item whose lease expired is accepted if nobody labelled it yet; otherwise it is kept as an
-  extra opinion (``primary=False``) and never lost.
+  An annotator holds one lease per project (asking again returns the same item).
+* Leasing locks the chosen row (``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL, so
+  concurrent annotators take different items without waiting for each other) and then sets
+  it with a compare-and-set ``UPDATE ... WHERE status is still waiting``, so two annotators
+  never get the same item, on any database (SQLite has no row locks but serialises writers).
+* A label is saved under the item's row lock; ``on_commit`` sends ``apply_labels``. A label
+  for an item leased to another annotator (live lease) is refused. A label for an item whose
+  own lease expired is accepted if nobody labelled it yet; otherwise it is kept as an extra
+  opinion (``primary=False``) and never lost.
+
+The functions join the caller's transaction when there is one (as a savepoint, so a refused
+label leaves the caller's transaction usable): the queue's label request stores the label and
+leases the next item in ONE transaction.
 """
 
 from __future__ import annotations
@@ -15,79 +22,112 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Case, Q, When
 from django.utils import timezone
 
 from .faults import hold_point
-from .models import Item, Label, LearnerState, Project, Skip
+from .models import Item, Label, LearnerState, Membership, Project, Skip
 from .stream import look_ahead, waiting_count, waiting_filter
 from .tasks import advance_stream, apply_labels, enqueue
 
 #: Attempts at the compare-and-set before giving up (other annotators took the candidates).
 LEASE_ATTEMPTS = 5
 LABELABLE = (Item.Status.QUEUED, Item.Status.LEASED, Item.Status.LABELLED, Item.Status.SKIPPED)
+#: Item columns a label submission reads and writes (the image and the vector stay in the table).
+LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires")
 
 
-def current_lease(project: Project, user: Any) -> Item | None:
-    """The item ``user`` holds a live lease on in ``project``, if any."""
-    return (Item.objects.filter(project=project, status=Item.Status.LEASED, lease_owner=user,
-                                lease_expires__gte=timezone.now()).order_by("seq").first())
+def live_lease(user: Any, now: Any) -> Q:
+    """Items leased to ``user`` with a lease that has not expired at ``now``."""
+    return Q(status=Item.Status.LEASED, lease_owner=user, lease_expires__gte=now)
 
 
-def lease_next(project: Project, user: Any) -> Item | None:
+def lease_next(project: Project, user: Any, *, top_up: bool = True) -> Item | None:
     """Lease the oldest waiting item to ``user`` (or return their live lease); None if none waits.
 
-    When the queue runs low (fewer than the look-ahead), asks a worker to decide more items
-    after this transaction commits.
+    One query finds the id of the user's live lease or else of the oldest waiting item they
+    did not skip, and locks that row (rows another transaction holds are skipped: SKIP LOCKED
+    on PostgreSQL). It reads ids only: with ``FOR UPDATE`` the database sorts every candidate
+    before the limit, and whole rows (images, vectors) made that sort spill to disk for large
+    queues. With ``top_up`` and a queue running low (fewer waiting than the look-ahead), asks a
+    worker to decide more items after the transaction commits; the label request passes
+    ``top_up=False`` because the ``apply_labels`` run its label sends tops the queue up anyway.
     """
-    item = current_lease(project, user)
-    if item is None:
+    with transaction.atomic():
+        pk = None
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
-            pk = (Item.objects.filter(project=project).filter(waiting_filter(now))
-                  .exclude(skips__annotator=user)
-                  .order_by("seq").values_list("pk", flat=True).first())
-            if pk is None:
+            mine = live_lease(user, now)
+            found = (Item.objects.select_for_update(skip_locked=True).filter(project=project)
+                     .filter(mine | (waiting_filter(now) & ~Q(skips__annotator=user)))
+                     .order_by(Case(When(mine, then=0), default=1), "seq")
+                     .values_list("pk", Case(When(mine, then=True), default=False)).first())
+            if found is None or found[1]:  # nothing waits, or the user's own live lease
+                pk = found and found[0]
                 break
-            taken = Item.objects.filter(pk=pk).filter(waiting_filter(now)).update(
-                status=Item.Status.LEASED, lease_owner=user,
-                lease_expires=now + timedelta(seconds=project.lease_seconds))
-            if taken:
-                item = Item.objects.get(pk=pk)
+            if Item.objects.filter(pk=found[0]).filter(waiting_filter(now)).update(
+                    status=Item.Status.LEASED, lease_owner=user,
+                    lease_expires=now + timedelta(seconds=project.lease_seconds)):
+                pk = found[0]
                 break
-    low = waiting_count(project) < look_ahead(project)
-    if low and Item.objects.filter(project=project, status=Item.Status.PENDING).exists():
+        if pk is None:  # the user waits: the look-ahead counts them (see stream.active_annotators)
+            Membership.objects.filter(project=project, user=user).update(last_waited=timezone.now())
+        if top_up:
+            top_up_if_low(project)
+        return Item.objects.get(pk=pk) if pk is not None else None
+
+
+def top_up_if_low(project: Project) -> None:
+    """When fewer items wait than the look-ahead and some are pending, send ``advance_stream``
+    after the current transaction commits."""
+    if waiting_count(project) < look_ahead(project) and Item.objects.filter(
+            project=project, status=Item.Status.PENDING).exists():
         transaction.on_commit(lambda: enqueue(advance_stream, project.pk))
-    return item
 
 
 class DuplicateLabelError(ValueError):
     """The annotator already has a (not undone) label on this item."""
 
 
-def submit_label(item: Item, user: Any, value: Any, seconds: float | None = None) -> Label:
-    """Store ``user``'s label for ``item`` (see module docstring); ValueError for a bad label.
+class LeasedToOtherError(ValueError):
+    """The item is leased to another annotator (a live lease)."""
 
-    Raises ValueError when the value is not a class or the item was never queried, and
-    :class:`DuplicateLabelError` when ``user`` already labelled it (nothing is stored).
+
+def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label:
+    """Store ``user``'s label ``value`` for item ``item_id`` of ``project`` (see module docstring).
+
+    ``seconds`` on the label is the time since the lease began when ``user`` holds the lease,
+    else None. Raises ``Item.DoesNotExist`` for an item not in the project, ValueError when the
+    value is not a class or the item was never queried, :class:`LeasedToOtherError` when
+    another annotator holds a live lease on it and :class:`DuplicateLabelError` when ``user``
+    already labelled it; nothing is stored then.
     """
+    cls = project.parse_class(value)
     with transaction.atomic():
-        item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
-        cls = item.project.parse_class(value)
+        now = timezone.now()
+        item = Item.objects.select_for_update().only(*LEASE_FIELDS).get(pk=item_id, project=project)
         if item.status not in LABELABLE:
             raise ValueError(f"item {item.pk} was not queried (status {item.status})")
-        if Label.objects.filter(item=item, annotator=user, undone_at__isnull=True).exists():
+        leased = item.status == Item.Status.LEASED and item.lease_expires >= now
+        if leased and item.lease_owner_id != user.pk:
+            raise LeasedToOtherError("this item is leased to another annotator")
+        earlier = list(Label.objects.filter(item_id=item.pk)
+                       .values_list("annotator_id", "primary", "undone_at"))
+        if any(annotator == user.pk and undone is None for annotator, _, undone in earlier):
             raise DuplicateLabelError(f"you already labelled item {item.pk} (a double submission?); "
-                                 "use undo to change it")
-        primary = not Label.objects.filter(item=item, primary=True).exists()
-        label = Label.objects.create(item=item, project=item.project, annotator=user, value=cls,
+                                      "use undo to change it")
+        seconds = None
+        if item.lease_owner_id == user.pk and item.lease_expires is not None:
+            leased_at = item.lease_expires - timedelta(seconds=project.lease_seconds)
+            seconds = max(0.0, (now - leased_at).total_seconds())
+        primary = not any(was_primary for _, was_primary, _ in earlier)
+        label = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
                                      seconds=seconds, primary=primary)
         hold_point("LABEL")
         if primary:
-            item.status = Item.Status.LABELLED
-            item.lease_owner, item.lease_expires = None, None
+            item.status, item.lease_owner_id, item.lease_expires = Item.Status.LABELLED, None, None
             item.save(update_fields=["status", "lease_owner", "lease_expires"])
-            project_id = item.project_id
-            transaction.on_commit(lambda: enqueue(apply_labels, project_id))
+            transaction.on_commit(lambda: enqueue(apply_labels, project.pk))
         return label
 
 

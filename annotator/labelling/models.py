@@ -129,6 +129,8 @@ class Membership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.ANNOTATOR)
+    last_waited = models.DateTimeField(null=True, blank=True, help_text="last time the user asked for an "
+                                       "item and none waited (the look-ahead counts them as active)")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "project"], name="one_membership")]
@@ -218,7 +220,9 @@ class Label(models.Model):
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["project", "applied_version"])]
+        indexes = [models.Index(fields=["project", "applied_version"]),
+                   # the look-ahead counts who labelled in the last lease period, on every pipeline run
+                   models.Index(fields=["project", "created"])]
 
     def __str__(self) -> str:
         return f"{self.item} = {self.value!r}"

@@ -28,6 +28,7 @@ import learners
 from . import stream
 from .faults import hold_point
 from .models import Label, LearnerState
+from .rows import save_fields
 from .state_store import Locked, locked
 from .vectors import decode
 
@@ -99,7 +100,7 @@ def apply_labels(lk: Locked) -> int:
         lk.learner.learn(decode(label.item.vector, lk.learner.n_features), label.value)
         lk.state.version += 1
         label.applied_version = lk.state.version
-    Label.objects.bulk_update(labels, ["applied_version"])
+    save_fields(labels, ["applied_version"])
     return len(labels)
 
 

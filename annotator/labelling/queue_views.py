@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -32,6 +32,7 @@ from django.views.decorators.http import require_GET, require_POST
 from .access import is_project_admin, project_for
 from .annotation import (
     DuplicateLabelError,
+    LeasedToOtherError,
     lease_next,
     skip_item,
     submit_label,
@@ -104,12 +105,17 @@ def progress(project: Project, user: Any) -> dict[str, int]:
 
 
 def _panel(request: HttpRequest, project: Project, item: Item | None, error: str = "",
-           status: int = 200) -> HttpResponse:
-    """Render the item panel (or the whole page for a plain GET of the queue)."""
+           status: int = 200, can_undo: bool | None = None) -> HttpResponse:
+    """Render the item panel (or the whole page for a plain GET of the queue).
+
+    ``can_undo``: whether the user has a label to undo, when the caller knows (None: look it up).
+    """
+    if can_undo is None:
+        can_undo = undoable_label(project, request.user) is not None
     context = {
         "project": project, "item": item, "buttons": class_buttons(project), "error": error,
         "progress": progress(project, request.user),
-        "can_undo": undoable_label(project, request.user) is not None,
+        "can_undo": can_undo,
         "url": url_parts(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
         "image_src": image_src(project, item) if item is not None and item.data is not None else None,
         "is_admin": not request.htmx and is_project_admin(request.user, project),  # page links only
@@ -121,7 +127,7 @@ def _panel(request: HttpRequest, project: Project, item: Item | None, error: str
 def _next(request: HttpRequest, project: Project, error: str = "", status: int = 200) -> HttpResponse:
     if not request.htmx:
         return redirect("queue", pk=project.pk)
-    return _panel(request, project, _lease(project, request.user), error, status)
+    return _panel(request, project, lease_next(project, request.user), error, status)
 
 
 @login_required
@@ -129,12 +135,7 @@ def _next(request: HttpRequest, project: Project, error: str = "", status: int =
 def queue(request: HttpRequest, pk: int) -> HttpResponse:
     """The queue page: lease the next item to the user and show it."""
     project = project_for(request.user, pk)
-    return _panel(request, project, _lease(project, request.user))
-
-
-def _lease(project: Project, user: Any) -> Item | None:
-    with transaction.atomic():
-        return lease_next(project, user)
+    return _panel(request, project, lease_next(project, request.user))
 
 
 @login_required
@@ -142,7 +143,7 @@ def _lease(project: Project, user: Any) -> Item | None:
 def next_item(request: HttpRequest, pk: int) -> HttpResponse:
     """Polled while nothing waits: the next item's panel, or 204 when there is still none."""
     project = project_for(request.user, pk)
-    item = _lease(project, request.user)
+    item = lease_next(project, request.user)
     if item is None and request.htmx:
         return HttpResponse(status=204)
     return _panel(request, project, item)
@@ -153,27 +154,27 @@ def next_item(request: HttpRequest, pk: int) -> HttpResponse:
 def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     """Store the posted ``value`` for the item, then answer the next item.
 
-    The item must be leased to this user or already labelled (a late or double submission is
-    kept as an extra opinion, see :func:`.annotation.submit_label`); a label for an item
-    leased to someone else is refused with 409.
+    The item must be leased to this user, waiting, or already labelled (a late submission is
+    kept as an extra opinion, see :func:`.annotation.submit_label`). Refused: an item leased to
+    someone else or a double submission (409), a value that is not a class (400). For htmx the
+    label and the lease of the next item are one transaction (one commit per key press).
     """
     project = project_for(request.user, pk)
-    item = get_object_or_404(Item, pk=item_pk, project=project)
-    now = timezone.now()
-    if item.status == Item.Status.LEASED and item.lease_owner_id != request.user.pk \
-            and item.lease_expires is not None and item.lease_expires >= now:
-        return _refuse(request, project, "this item is leased to another annotator", 409)
-    seconds = None
-    if item.lease_owner_id == request.user.pk and item.lease_expires is not None:
-        leased_at = item.lease_expires - timezone.timedelta(seconds=project.lease_seconds)
-        seconds = max(0.0, (now - leased_at).total_seconds())
     try:
-        submit_label(item, request.user, request.POST.get("value"), seconds)
-    except DuplicateLabelError as exc:
+        with transaction.atomic():
+            saved = submit_label(project, item_pk, request.user, request.POST.get("value"))
+            # a primary label sends apply_labels, which tops the queue up: no look-ahead check here
+            item = lease_next(project, request.user, top_up=not saved.primary) if request.htmx else None
+    except Item.DoesNotExist:
+        raise Http404("no such item in this project") from None
+    except (DuplicateLabelError, LeasedToOtherError) as exc:
         return _refuse(request, project, str(exc), 409)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 400)
-    return _next(request, project)
+    if not request.htmx:
+        return redirect("queue", pk=project.pk)
+    # the label just stored is the user's latest: undoable exactly when it is the item's label
+    return _panel(request, project, item, can_undo=saved.primary)
 
 
 @login_required
@@ -208,4 +209,4 @@ def _refuse(request: HttpRequest, project: Project, message: str, status: int) -
     if not request.htmx:
         return HttpResponse(message, status=status, content_type="text/plain")
     # base.html lets htmx swap 4xx answers: the panel carries the message
-    return _panel(request, project, _lease(project, request.user), message, status)
+    return _panel(request, project, lease_next(project, request.user), message, status)

@@ -35,7 +35,7 @@ def simulate(project: Project, max_labels: int | None = None) -> int:
             continue
         if item.gold is None:
             raise ValueError(f"item {item.pk} (seq {item.seq}) was queried but has no gold label")
-        submit_label(item, user, item.gold, seconds=0.0)
+        submit_label(project, item.pk, user, item.gold)
         given += 1
         update_project(project.pk)
     return given

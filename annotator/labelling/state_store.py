@@ -82,7 +82,9 @@ def locked(project_id: int) -> Locked:
 
     Raises ``LearnerState.DoesNotExist`` for an unknown project.
     """
-    state = LearnerState.objects.select_for_update().select_related("project").get(project_id=project_id)
+    # the blob (the largest column) is read only when this process has no copy of that revision
+    state = (LearnerState.objects.select_for_update(of=("self",)).select_related("project").defer("blob")
+             .get(project_id=project_id))
     cached = _CACHE.pop(project_id, None)
     if cached is not None and cached[0] == state.revision:
         learner = cached[1]
@@ -90,5 +92,5 @@ def locked(project_id: int) -> Locked:
         # put it back if this transaction ends up not saving (the learner is then unchanged)
         transaction.on_commit(lambda: _CACHE.setdefault(project_id, unchanged))
     else:
-        learner = learners.from_bytes(bytes(state.blob))
+        learner = learners.from_bytes(bytes(state.blob))  # the deferred column: one more query
     return Locked(state, learner, rng_from_json(state.rng_state))

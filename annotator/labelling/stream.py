@@ -13,18 +13,22 @@ state row locked.
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
 
 from . import budget
-from .models import Item, Label, Project
+from .models import Item, Label, LearnerState, Membership, Project
+from .rows import save_fields
 from .state_store import Locked
 from .vectors import decode
 
-#: Items loaded per database round trip while deciding.
+#: Most items loaded per database round trip while deciding (the first batch is the free places).
 BATCH = 256
+#: A user who found the queue empty counts as active this long (the empty panel polls every 3 s).
+WAITED_SECONDS = 30
 DECISION_FIELDS = ["status", "prediction", "score", "query_prob", "queried", "model_version", "decided_at"]
 
 
@@ -40,19 +44,33 @@ def waiting_count(project: Project) -> int:
 
 
 def active_annotators(project: Project) -> int:
-    """Distinct users holding a live lease or who labelled within the last lease period."""
+    """Distinct users holding a live lease, who labelled within the last lease period, or who
+    asked for an item and found none within :data:`WAITED_SECONDS` (one ``UNION`` query: a
+    handful of rows whatever the number of labels). Counting the ones left waiting lets the
+    queue grow at once when a team starts together, instead of doubling poll after poll."""
     now = timezone.now()
-    leasing = set(Item.objects.filter(project=project, status=Item.Status.LEASED, lease_expires__gte=now)
-                  .values_list("lease_owner_id", flat=True))
-    recent = set(Label.objects.filter(project=project,
-                                      created__gte=now - timedelta(seconds=project.lease_seconds))
-                 .values_list("annotator_id", flat=True))
-    return len((leasing | recent) - {None})
+    leasing = (Item.objects.filter(project=project, status=Item.Status.LEASED, lease_expires__gte=now)
+               .values_list("lease_owner_id", flat=True).order_by())
+    since = now - timedelta(seconds=project.lease_seconds)
+    recent = (Label.objects.filter(project=project, created__gte=since)
+              .values_list("annotator_id", flat=True).order_by())
+    waited_since = now - timedelta(seconds=WAITED_SECONDS)
+    waited = (Membership.objects.filter(project=project, last_waited__gte=waited_since)
+              .values_list("user_id", flat=True).order_by())
+    return len(set(leasing.union(recent, waited)) - {None})
 
 
 def look_ahead(project: Project) -> int:
     """Queued items to keep ready: the project's setting, or max(4, 2 x active annotators)."""
     return project.look_ahead or max(4, 2 * active_annotators(project))
+
+
+def batch_size(state: LearnerState, places: int) -> int:
+    """Pending items to load to fill ``places`` free places in the queue: ``places`` divided by
+    the query ratio so far (add-one smoothed), between 1 and :data:`BATCH`. Loading a whole
+    BATCH to decide the one item a label frees would cost far more than the decision."""
+    ratio = (state.n_queried + 1) / (state.n_decided + 1)
+    return max(1, min(BATCH, math.ceil(places / ratio)))
 
 
 def advance(lk: Locked) -> int:
@@ -70,7 +88,7 @@ def advance(lk: Locked) -> int:
     ctl = budget.controller(project, lk.state, learner)
     while waiting < target:
         batch = list(Item.objects.filter(project=project, status=Item.Status.PENDING)
-                     .order_by("seq").only("id", "seq", "vector")[:BATCH])
+                     .order_by("seq").only("id", "seq", "vector")[:batch_size(lk.state, target - waiting)])
         if not batch:
             break
         done = []
@@ -93,7 +111,7 @@ def advance(lk: Locked) -> int:
             done.append(item)
             if waiting >= target:
                 break
-        Item.objects.bulk_update(done, DECISION_FIELDS)
+        save_fields(done, DECISION_FIELDS)
         decided += len(done)
         lk.state.n_decided += len(done)
         lk.state.n_queried += sum(1 for it in done if it.queried)
