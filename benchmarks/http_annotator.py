@@ -1,22 +1,29 @@
 """A simulated annotator speaking HTTP to a running server: own cookies, the login form with its
 CSRF token, then the queue's htmx round trip (POST a label, get the next item's panel).
 
+Like a browser, it keeps its connection open between requests (HTTP/1.1 keep-alive) when the
+server allows it and opens a new one when the server closed it or it sat idle for
+:data:`IDLE_RECONNECT_S` (so it never sends on a connection the server is timing out).
+
 Used by the reliability test (tests/test_faults.py) and the load benchmark (benchmarks/load.py).
 """
 
 from __future__ import annotations
 
-import http.cookiejar
+import http.client
+import http.cookies
 import re
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any
 
 ITEM = re.compile(r'data-item="(\d+)"')
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+#: Reconnect before sending when the connection was idle this long (gunicorn's keep-alive is 2 s).
+IDLE_RECONNECT_S = 1.5
+#: Redirects followed per request (the login form answers with one).
+MAX_REDIRECTS = 5
 
 
 class HttpAnnotator(threading.Thread):
@@ -24,7 +31,9 @@ class HttpAnnotator(threading.Thread):
     leaves). ``gold``: item id -> the class to answer; ``think_s``: pause before each label.
 
     After the run: ``labelled`` (item ids), ``round_trips`` (seconds of each label POST that
-    returned the next panel), ``sent`` ((label time, item id) pairs), ``errors`` (messages).
+    returned the next panel), ``sent`` ((label time, item id) pairs, aligned with
+    ``round_trips``), ``caught_up`` (times it found the queue empty and polled),
+    ``request_times`` (when each HTTP request was sent), ``errors`` (messages).
     """
 
     def __init__(
@@ -41,24 +50,63 @@ class HttpAnnotator(threading.Thread):
         super().__init__(daemon=True)
         self.base, self.project_id, self.username, self.password = base, project_id, username, password
         self.gold, self.stop, self.abandon, self.think_s = gold, stop, abandon, think_s
-        cookies = urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
-        self.opener = urllib.request.build_opener(cookies)
+        parts = urllib.parse.urlsplit(base)
+        self.host, self.port = parts.hostname, parts.port
+        self.conn: http.client.HTTPConnection | None = None
+        self.last_used = 0.0
+        self.cookies: dict[str, str] = {}
         self.labelled: list[int] = []
         self.round_trips: list[float] = []
         self.sent: list[tuple[float, int]] = []
         self.errors: list[str] = []
+        self.caught_up: list[float] = []
         self.abandoned: int | None = None
-        self.requests = 0
+        self.request_times: list[float] = []
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self.conn is not None and time.monotonic() - self.last_used > IDLE_RECONNECT_S:
+            self.conn.close()
+            self.conn = None
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        return self.conn
+
+    def _keep_cookies(self, response: http.client.HTTPResponse) -> None:
+        for header in response.headers.get_all("Set-Cookie") or []:
+            for name, morsel in http.cookies.SimpleCookie(header).items():
+                if morsel["max-age"] == "0" or not morsel.value:
+                    self.cookies.pop(name, None)
+                else:
+                    self.cookies[name] = morsel.value
 
     def _open(self, path: str, data: dict | None = None, headers: dict | None = None) -> tuple[int, str]:
-        body = urllib.parse.urlencode(data).encode() if data is not None else None
-        req = urllib.request.Request(self.base + path, data=body, headers=headers or {})
-        self.requests += 1
-        try:
-            with self.opener.open(req, timeout=60) as resp:
-                return resp.status, resp.read().decode()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode()
+        """One request (``data``: a form to POST) with redirects followed; (status, body text)."""
+        method, body = ("POST", urllib.parse.urlencode(data).encode()) if data is not None else ("GET", None)
+        for _ in range(MAX_REDIRECTS):
+            sent = {**(headers or {}), "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+            if body is not None:
+                sent["Content-Type"] = "application/x-www-form-urlencoded"
+            conn = self._connection()
+            self.request_times.append(time.time())
+            try:
+                conn.request(method, path, body=body, headers=sent)
+                response = conn.getresponse()
+                text = response.read().decode()
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self.conn = None
+                raise
+            finally:
+                self.last_used = time.monotonic()
+            if response.will_close:
+                conn.close()
+                self.conn = None
+            self._keep_cookies(response)
+            location = response.getheader("Location")
+            if response.status not in (301, 302, 303) or not location:
+                return response.status, text
+            path, method, body, headers = urllib.parse.urlsplit(location).path or "/", "GET", None, None
+        raise RuntimeError(f"more than {MAX_REDIRECTS} redirects from {path}")
 
     def log_in(self) -> bool:
         _, page = self._open("/accounts/login/")
@@ -84,6 +132,7 @@ class HttpAnnotator(threading.Thread):
                     return
                 found = ITEM.search(page)
                 if found is None:  # all caught up: poll like the page does
+                    self.caught_up.append(time.time())
                     time.sleep(0.5)
                     status, page = self._open(f"/projects/{self.project_id}/")
                     continue

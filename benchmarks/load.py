@@ -1,20 +1,25 @@
-"""Load: gunicorn + 2 Celery workers on PostgreSQL + Redis, N simulated annotators for 60 s on a
-10,000-item digits project; writes ``benchmarks/RELIABILITY.md``.
+"""Load: gunicorn + 2 Celery workers on PostgreSQL + Redis, N simulated annotators on a 10,000-item
+digits project; writes ``benchmarks/RELIABILITY.md``.
 
-    .venv/bin/python benchmarks/load.py [--runs 20:0 100:0 20:1000] [--seconds 60]
-        [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379/0]
+    .venv/bin/python benchmarks/load.py [--runs 20:1000 20:500 20:0 100:0] [--seconds 60]
+        [--web 8:1] [--postgres postgres://postgres@127.0.0.1:5432/postgres]
+        [--redis redis://127.0.0.1:6379/0] [--out benchmarks/RELIABILITY.md]
 
-Each run gets a fresh database and queue. The project: scikit-learn's 1,797 digits repeated
-in six seeded shuffles (10,000 items; the repeats are new items to the app), ``mpaa-i`` with
-delta 100 so that nearly every item is queried (the heaviest case for the queue). gunicorn runs
-the production settings (``DEBUG=0``, ``HTTPS=0`` on loopback) with 4 processes x 4 threads;
-two ``celery worker --pool=solo`` processes, one with the beat sweep. Annotators are threads
-of this process (:class:`benchmarks.http_annotator.HttpAnnotator`): log in through the form,
-then POST a label with ``HX-Request`` and get the next item's panel in the same response (the
-browser's round trip); ``--runs N:T`` runs N annotators who pause T ms before each label (0:
-a stress test where every annotator answers at once; people need a second or more per item).
-A monitor polls the database every 20 ms and stamps each
-label when it is applied, for label -> new model version latency (20 ms resolution).
+Each run gets a fresh database and queue. The project: scikit-learn's 1,797 digits repeated in
+six seeded shuffles (10,000 items; the repeats are new items to the app), ``mpaa-i`` with delta
+100 so that nearly every item is queried (the heaviest case for the queue). gunicorn runs the
+production settings (``DEBUG=0``, ``HTTPS=0`` on loopback) with ``--web PROCESSES:THREADS``;
+two ``celery worker --pool=solo`` processes, one with the beat sweep. Annotators are threads of
+this process (:class:`benchmarks.http_annotator.HttpAnnotator`, keep-alive like a browser):
+log in through the form, then POST a label with ``HX-Request`` and get the next item's panel in
+the same response (the browser's round trip). ``--runs N:T`` runs N annotators who look at each
+item for T ms before answering (0: a stress test where every annotator answers at once).
+
+A run starts measuring once every annotator has labelled one item (logins hash passwords on
+purpose slowly; that start-up is not the steady state), then measures for ``--seconds``. A
+monitor polls the database every 20 ms and stamps each label when it is applied: label -> new
+model version latency at 20 ms resolution. CPU seconds of each part (gunicorn, Celery workers,
+PostgreSQL, this client process) are read from ``/proc`` over the same window, per label.
 
 Everything, clients included, shares this machine's cores: the figures are a floor.
 """
@@ -22,17 +27,25 @@ Everything, clients included, shares this machine's cores: the figures are a flo
 from __future__ import annotations
 
 import argparse
+import json
+import multiprocessing
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "benchmarks" / "RELIABILITY.md"
+GOAL_ROUND_TRIP_P95_MS = 50
+GOAL_APPLY_P95_MS = 1000
+#: Processes the simulated annotators are spread over (threads within each).
+CLIENT_PROCESSES = 4
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -113,54 +126,101 @@ class Monitor(threading.Thread):
         connection.close()
 
 
-def run(annotators: int, think_ms: float, seconds: float, db_url: str, broker: str) -> dict[str, float]:
-    """One measured run (fresh database at ``db_url``); returns the figures of the report."""
+def start_workers(env: dict[str, str]) -> list[subprocess.Popen]:
+    """Two ``celery worker --pool=solo`` processes, the first with the beat sweep (``-B``)."""
+    command = [sys.executable, "-m", "celery", "-A", "annotator", "worker", "--pool=solo",
+               "--loglevel=WARNING"]
+    return [
+        subprocess.Popen(
+            [*command, f"--hostname=load{i}@%h", *(["-B"] if i == 0 else [])],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for i in range(2)
+    ]
+
+
+def annotate(base: str, project_id: int, names: list[str], gold: dict[int, int], think_s: float,
+             ready: Any, stop: Any, results: Any) -> None:
+    """One client process: an annotator thread per name; sets ``ready`` once each has labelled an
+    item, labels until ``stop``, then puts each annotator's record on ``results``."""
+    from benchmarks.http_annotator import HttpAnnotator
+
+    done = threading.Event()
+    people = [HttpAnnotator(base, project_id, name, "load-pw", gold, done, think_s=think_s) for name in names]
+    for p in people:
+        p.start()
+    while not stop.wait(0.05):
+        if all(p.round_trips or p.errors for p in people):
+            ready.set()
+    done.set()
+    for p in people:
+        p.join(60)
+    for p in people:
+        results.put({"sent": p.sent, "round_trips": p.round_trips, "caught_up": p.caught_up,
+                     "request_times": p.request_times, "errors": p.errors})
+
+
+def start_annotators(base: str, project_id: int, n: int, gold: dict[int, int], think_s: float) -> tuple:
+    """``n`` annotators in :data:`CLIENT_PROCESSES` processes (threads inside each), so that a
+    reply is not kept waiting by the other clients' Python (one interpreter lock per process,
+    as a browser has its own process). Returns (processes, ready events, stop event, results)."""
+    ctx = multiprocessing.get_context("spawn")  # the parent holds database connections
+    stop, results = ctx.Event(), ctx.Queue()
+    groups = [[f"load{i}" for i in range(k, n, CLIENT_PROCESSES)] for k in range(min(n, CLIENT_PROCESSES))]
+    ready = [ctx.Event() for _ in groups]
+    procs = [ctx.Process(target=annotate, args=(base, project_id, names, gold, think_s, r, stop, results))
+             for names, r in zip(groups, ready, strict=True)]
+    for proc in procs:
+        proc.start()
+    return procs, ready, stop, results
+
+
+def run(config: dict) -> dict:
+    """One measured run on the fresh database ``config["db"]``; returns the figures of the report."""
+    from benchmarks import cpu_usage
     from benchmarks.servers import Gunicorn
 
+    annotators, think_ms, seconds = config["annotators"], config["think_ms"], config["seconds"]
     with tempfile.TemporaryDirectory() as tmp:
-        project_id, gold, env = setup(db_url, broker, Path(tmp), annotators)
-        full_env = {**os.environ, **env}
-        server = Gunicorn(env, workers=4, threads=4)
-        workers = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "annotator",
-                    "worker",
-                    "--pool=solo",
-                    "--loglevel=WARNING",
-                    f"--hostname=load{i}@%h",
-                    *(["-B"] if i == 0 else []),
-                ],
-                cwd=ROOT,
-                env=full_env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for i in range(2)
-        ]
+        project_id, gold, env = setup(config["db"], config["redis"], Path(tmp), annotators)
+        processes, threads = config["web"]
+        server = Gunicorn(env, workers=processes, threads=threads)
+        workers = start_workers(env)
         from annotator.labelling.pipeline import update_project
-        from benchmarks.http_annotator import HttpAnnotator
 
         try:
-            base = server.base
             update_project(project_id)
-            stop, watch = threading.Event(), threading.Event()
+            watch = threading.Event()
             monitor = Monitor(project_id, watch)
             monitor.start()
-            people = [
-                HttpAnnotator(base, project_id, f"load{i}", "load-pw", gold, stop, think_s=think_ms / 1e3)
-                for i in range(annotators)
-            ]
-            for p in people:
-                p.start()
+            procs, ready, stop, results = start_annotators(server.base, project_id, annotators, gold,
+                                                           think_ms / 1e3)
+            deadline = time.monotonic() + 120  # every annotator labelled once: the steady state
+            while not all(r.is_set() for r in ready) and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+            def groups() -> dict[str, list[int]]:
+                return {
+                    "web": cpu_usage.tree(server.proc.pid),
+                    "workers": [pid for w in workers for pid in cpu_usage.tree(w.pid)],
+                    "postgres": cpu_usage.named("postgres"),
+                    "clients": [os.getpid(), *(p.pid for p in procs)],
+                }
+
+            start_groups, start = groups(), time.time()
+            start_cpu = cpu_usage.snapshot(start_groups)
             time.sleep(seconds)
+            end = time.time()
+            end_groups = groups()
+            everyone = {k: sorted(set(start_groups[k]) | set(end_groups[k])) for k in end_groups}
+            cpu = cpu_usage.used(everyone, start_cpu, cpu_usage.snapshot(everyone))
             stop.set()
-            for p in people:
-                p.join(60)
+            people = [results.get(timeout=120) for _ in range(annotators)]
+            for proc in procs:
+                proc.join(30)
             time.sleep(3)  # let the workers apply the last labels
             watch.set()
             monitor.join(10)
@@ -170,115 +230,141 @@ def run(annotators: int, think_ms: float, seconds: float, db_url: str, broker: s
                 w.terminate()
             for w in workers:
                 w.wait(30)
-    trips = [t for p in people for t in p.round_trips]
-    latency = [
-        monitor.applied_at[item] - sent for p in people for sent, item in p.sent if item in monitor.applied_at
-    ]
-    requests = sum(p.requests for p in people)
+    window = [(t, item, trip) for p in people
+              for (t, item), trip in zip(p["sent"], p["round_trips"], strict=True) if start <= t < end]
+    trips = [trip for _, _, trip in window]
+    latency = [monitor.applied_at[item] - t for t, item, _ in window if item in monitor.applied_at]
+    requests = sum(1 for p in people for t in p["request_times"] if start <= t < end)
+    errors = [e for p in people for e in p["errors"]]
     return {
         "annotators": annotators,
         "think_ms": think_ms,
+        "web": f"{processes}x{threads}",
         "labels": len(trips),
-        "requests_per_s": requests / seconds,
-        "labels_per_s": len(trips) / seconds,
+        "labels_per_s": len(trips) / (end - start),
+        "requests_per_s": requests / (end - start),
         "p50": percentile(trips, 0.5) * 1e3,
         "p95": percentile(trips, 0.95) * 1e3,
         "p99": percentile(trips, 0.99) * 1e3,
         "apply_p50": percentile(latency, 0.5) * 1e3,
         "apply_p95": percentile(latency, 0.95) * 1e3,
         "unapplied": len(trips) - len(latency),
-        "errors": sum(len(p.errors) for p in people),
-        "error_examples": [e for p in people for e in p.errors][:3],
+        "caught_up": sum(1 for p in people for t in p["caught_up"] if start <= t < end),
+        "errors": len(errors),
+        "error_examples": errors[:3],
+        "cpu_ms_per_label": {k: 1e3 * v / max(1, len(trips)) for k, v in cpu.items()},
+        "cpu_busy": sum(cpu.values()) / (end - start) / os.cpu_count(),
     }
 
 
-def report(results: list[dict], args: argparse.Namespace) -> str:
+def combine(runs: list[dict]) -> dict:
+    """Repeated runs of one setting: the median of each figure (counts summed), with the range of
+    the round trip's p95 across runs."""
+    out = dict(runs[0])
+    for key, value in runs[0].items():
+        if isinstance(value, float) and key != "think_ms":
+            out[key] = statistics.median(r[key] for r in runs)
+    for key in ("labels", "caught_up", "errors", "unapplied"):
+        out[key] = sum(r[key] for r in runs)
+    out["error_examples"] = [e for r in runs for e in r["error_examples"]][:3]
+    out["cpu_ms_per_label"] = {k: statistics.median(r["cpu_ms_per_label"][k] for r in runs)
+                               for k in runs[0]["cpu_ms_per_label"]}
+    out["p95_range"] = (min(r["p95"] for r in runs), max(r["p95"] for r in runs))
+    out["repeats"] = len(runs)
+    return out
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table's lines."""
+    return ["| " + " | ".join(cells) + " |" for cells in [header, ["---"] * len(header), *rows]]
+
+
+def report(results: list[dict], command: str) -> str:
+    """RELIABILITY.md: the table, CPU per label by part, and what limits the figures."""
     lines = [
         "# Reliability and load figures",
         "",
-        f"Written by `benchmarks/load.py` on {time.strftime('%Y-%m-%d')} "
-        f"({os.cpu_count()} cores; clients, gunicorn, 2 Celery workers, PostgreSQL and Redis all on it).",
+        f"Written by `benchmarks/load.py` on {time.strftime('%Y-%m-%d')} ({os.cpu_count()} cores; the "
+        "simulated annotators, gunicorn, 2 Celery workers, PostgreSQL and Redis all share them).",
         "",
         "```",
-        f".venv/bin/python benchmarks/load.py --runs {' '.join(args.runs)} --seconds {args.seconds:g}",
+        command,
         "```",
         "",
-        "| annotators | think ms | labels | requests/s | label+next p50 ms | p95 ms | p99 ms | "
-        "label -> model version p50 ms | p95 ms | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"Goals (issue 7): label + next item p95 <= {GOAL_ROUND_TRIP_P95_MS} ms, label -> new model version "
+        f"p95 <= {GOAL_APPLY_P95_MS} ms, 0 errors. Measured over the steady state (after every annotator "
+        "labelled once); \"think\" is the time an annotator looks at an item before answering. Each "
+        "setting ran several times, interleaved: the table gives medians over the runs (labels, queue "
+        "empty and errors are totals) and the p95's range; this machine's speed varies by tens of percent "
+        "from run to run.",
+        "",
     ]
-    for r in results:
-        lines.append(
-            f"| {r['annotators']} | {r['think_ms']:g} | {r['labels']} | {r['requests_per_s']:.1f} | "
-            f"{r['p50']:.1f} | "
-            f"{r['p95']:.1f} | {r['p99']:.1f} | {r['apply_p50']:.0f} | {r['apply_p95']:.0f} | "
-            f"{r['errors']} |"
-        )
+    lines += table(
+        ["annotators", "think ms", "gunicorn", "runs", "labels", "labels/s", "requests/s",
+         "label+next p50 ms", "p95 ms", "p95 range", "p99 ms", "label -> model p50 ms", "p95 ms",
+         "queue empty", "errors"],
+        [[str(r["annotators"]), f"{r['think_ms']:g}", r["web"], str(r["repeats"]), str(r["labels"]),
+          f"{r['labels_per_s']:.1f}", f"{r['requests_per_s']:.1f}", f"{r['p50']:.1f}", f"{r['p95']:.1f}",
+          "{:.0f}-{:.0f}".format(*r["p95_range"]), f"{r['p99']:.1f}",
+          f"{r['apply_p50']:.0f}", f"{r['apply_p95']:.0f}", str(r["caught_up"]), str(r["errors"])]
+         for r in results])
     lines += [
         "",
-        "What limits it: the CPU. Every part (the client threads, 16 gunicorn threads, two workers, "
-        "PostgreSQL, Redis) shares the 2 cores; a label costs the server ~20 SQL queries and ~25 ms "
-        "of CPU (in-process profile), so with no think time the system saturates near 40 labels/s "
-        "and the round trip is queueing (Little's law: 20 annotators / 41 labels/s = 0.49 s). More "
-        "annotators only lengthen the queue (100: same throughput, 5x the latency); nothing fails.",
+        "\"queue empty\": times an annotator asked for an item and none waited (should stay 0).",
         "",
-        "Goals (issue 7): label + next item p95 <= 50 ms, label -> new model version p95 <= 1 s, 0 errors.",
+        "CPU per label (ms, from `/proc` over the same window) and how busy the machine was:",
         "",
     ]
+    lines += table(
+        ["annotators", "think ms", "gunicorn", "Celery workers", "PostgreSQL", "clients + monitor", "all",
+         "machine busy"],
+        [[str(r["annotators"]), f"{r['think_ms']:g}",
+          *(f"{r['cpu_ms_per_label'][k]:.1f}" for k in ("web", "workers", "postgres", "clients")),
+          f"{sum(r['cpu_ms_per_label'].values()):.1f}", f"{r['cpu_busy']:.0%}"] for r in results])
+    lines += ["", "What limits it:", ""] + [f"- {line}" for line in limits(results)]
     for r in results:
         if r["error_examples"]:
-            lines.append(f"Errors with {r['annotators']} annotators, e.g.: {r['error_examples']}")
+            lines.append(f"- errors with {r['annotators']} annotators, e.g.: {r['error_examples']}")
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--runs",
-        nargs="+",
-        default=["20:0", "100:0", "20:1000"],
-        help="ANNOTATORS:THINK_MS per run (think time before each label)",
-    )
-    ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432/postgres")
-    ap.add_argument("--redis", default="redis://127.0.0.1:6379/0")
-    ap.add_argument("--out", default=str(OUT))
-    args = ap.parse_args()
-    results = []
-    for spec in args.runs:  # each run in a fresh process: a fresh database and Django setup
-        n, think = spec.split(":")
-        out = subprocess.run(
-            [sys.executable, __file__, "--one", n, think, str(args.seconds), args.postgres, args.redis],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
+def limits(results: list[dict]) -> list[str]:
+    """Sentences drawn from the figures: which runs meet the goals, and what bounds throughput."""
+    out = []
+    for r in results:
+        ok = r["p95"] <= GOAL_ROUND_TRIP_P95_MS and r["apply_p95"] <= GOAL_APPLY_P95_MS and r["errors"] == 0
+        per_label = sum(r["cpu_ms_per_label"].values())
+        out.append(
+            f"{r['annotators']} annotators, think {r['think_ms']:g} ms: goals {'met' if ok else 'NOT met'} "
+            f"(p95 {r['p95']:.0f} ms, label -> model p95 {r['apply_p95']:.0f} ms, {r['errors']} errors); "
+            f"{per_label:.0f} CPU ms per label, machine {r['cpu_busy']:.0%} busy."
         )
-        if out.returncode != 0:
-            raise SystemExit(out.stderr[-3000:])
-        results.append(eval_result(out.stdout))
-        print(results[-1])
-    text = report(results, args)
-    Path(args.out).write_text(text)
-    print(text)
+    saturated = [r for r in results if r["cpu_busy"] >= 0.85]
+    if saturated:
+        r = max(saturated, key=lambda r: r["labels_per_s"])
+        per_label, cores = sum(r["cpu_ms_per_label"].values()), os.cpu_count()
+        mean_ms = 1e3 * r["annotators"] / r["labels_per_s"]
+        needed = 1e3 * r["annotators"] / GOAL_ROUND_TRIP_P95_MS
+        out.append(
+            f"Saturated runs are CPU-bound: at {per_label:.0f} CPU ms per label (all parts) {cores} cores "
+            f"give at most {cores * 1e3 / per_label:.0f} labels/s; with no think time the round trip is "
+            f"queueing (Little's law: {r['annotators']} annotators / {r['labels_per_s']:.0f} labels/s = "
+            f"{mean_ms:.0f} ms mean). A p95 of {GOAL_ROUND_TRIP_P95_MS} ms for {r['annotators']} annotators "
+            f"answering at once would need over {needed:.0f} labels/s. More annotators lengthen the queue; "
+            "nothing fails."
+        )
+    return out
 
 
-def eval_result(stdout: str) -> dict:
-    import json
-
-    return json.loads(stdout.strip().splitlines()[-1])
-
-
-def one(n: int, think_ms: float, seconds: float, postgres: str, redis: str) -> None:
+def one(config: dict) -> None:
     """One run on a fresh database ``annotator_load_<pid>`` (dropped afterwards); prints JSON."""
-    import json
-
     import psycopg
 
     name = f"annotator_load_{os.getpid()}"
-    admin = psycopg.connect(postgres, autocommit=True)
+    admin = psycopg.connect(config["postgres"], autocommit=True)
     admin.execute(f"CREATE DATABASE {name}")
     try:
-        result = run(n, think_ms, seconds, postgres.rsplit("/", 1)[0] + "/" + name, redis)
+        result = run({**config, "db": config["postgres"].rsplit("/", 1)[0] + "/" + name})
     finally:
         from django.db import connections
 
@@ -287,8 +373,40 @@ def one(n: int, think_ms: float, seconds: float, postgres: str, redis: str) -> N
     print(json.dumps(result))
 
 
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", nargs="+", default=["20:1000", "20:500", "20:0", "100:0"],
+                    help="ANNOTATORS:THINK_MS per run (think time before each label)")
+    ap.add_argument("--seconds", type=float, default=60, help="measured window per run")
+    ap.add_argument("--web", default="4:4", help="gunicorn PROCESSES:THREADS")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per setting (the report gives medians)")
+    ap.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432/postgres")
+    ap.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args()
+    web = [int(v) for v in args.web.split(":")]
+    runs: dict[str, list[dict]] = {spec: [] for spec in args.runs}
+    for _ in range(args.repeat):  # interleaved, so a slow spell of the machine hits every setting
+        for spec in args.runs:  # each run in a fresh process: a fresh database and Django setup
+            n, think = spec.split(":")
+            config = {"annotators": int(n), "think_ms": float(think), "seconds": args.seconds, "web": web,
+                      "postgres": args.postgres, "redis": args.redis}
+            out = subprocess.run([sys.executable, __file__, "--one", json.dumps(config)], cwd=ROOT,
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                raise SystemExit(out.stderr[-3000:])
+            runs[spec].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(runs[spec][-1], flush=True)
+    results = [combine(r) for r in runs.values()]
+    command = (f".venv/bin/python benchmarks/load.py --runs {' '.join(args.runs)} --seconds {args.seconds:g} "
+               f"--web {args.web} --repeat {args.repeat}")
+    text = report(results, command)
+    Path(args.out).write_text(text)
+    print(text)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--one":
-        one(int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6])
+    if len(sys.argv) > 2 and sys.argv[1] == "--one":
+        one(json.loads(sys.argv[2]))
     else:
         main()
