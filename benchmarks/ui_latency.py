@@ -74,6 +74,7 @@ def measure(labels: int, think_ms: int) -> list[float]:
         page.evaluate(PROBE)
         for i in range(labels):
             current = page.get_attribute("#queue-item", "data-item")
+            page.wait_for_selector("#queue-item[data-ready]")  # keys count once htmx processed it
             page.keyboard.press(str(i % 10))
             page.wait_for_function(f"window.__lat.length === {i + 1}", timeout=30_000)
             if page.get_attribute("#queue-item", "data-item") == current:

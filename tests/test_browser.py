@@ -30,13 +30,26 @@ def _item_id(page) -> str:
     return page.get_attribute("#queue-item", "data-item") or ""
 
 
+def _wait_for_panel(page, *, was: str | None = None, shows: str | None = None) -> str:
+    """Wait until the queue shows an item (other than ``was``; the item ``shows``) in a panel that
+    takes keys (htmx processed it: ``data-ready``); returns its id."""
+    condition = "p?.dataset.ready === '1' && !!p.dataset.item"
+    if was is not None:
+        condition += f" && p.dataset.item !== '{was}'"
+    if shows is not None:
+        condition += f" && p.dataset.item === '{shows}'"
+    page.wait_for_function(f"(() => {{ const p = document.querySelector('#queue-item'); "
+                           f"return {condition}; }})()")
+    return _item_id(page)
+
+
 def test_annotator_labels_with_the_keyboard_then_sees_the_dashboard(live_server, worker, chromium_page):
     project, _ = create_demo(300)
     page = chromium_page
     log_in(page, live_server.url, "annotator", "annotator-demo")
     assert re.search(r"\d+\s*</b>\s*waiting", page.content())
     page.click(f"text={project.name}")
-    page.wait_for_selector("#queue-item[data-item]")
+    _wait_for_panel(page)
     screenshot(page, "queue")
     page.set_viewport_size({"width": 375, "height": 740})  # a phone
     screenshot(page, "queue-phone")
@@ -48,15 +61,14 @@ def test_annotator_labels_with_the_keyboard_then_sees_the_dashboard(live_server,
         seen.append(current)
         gold = Item.objects.get(pk=int(current)).gold
         page.keyboard.press(str(gold))
-        page.wait_for_function(f"document.querySelector('#queue-item')?.dataset.item !== '{current}'")
+        _wait_for_panel(page, was=current)
     assert len(set(seen)) == 20
     page.keyboard.press("u")  # undo the 20th label: its item comes back
-    page.wait_for_function(f"document.querySelector('#queue-item')?.dataset.item === '{seen[-1]}'")
+    _wait_for_panel(page, shows=seen[-1])
     page.keyboard.press(str(Item.objects.get(pk=int(seen[-1])).gold))
-    page.wait_for_function(f"document.querySelector('#queue-item')?.dataset.item !== '{seen[-1]}'")
-    skipped = _item_id(page)
+    skipped = _wait_for_panel(page, was=seen[-1])
     page.keyboard.press("s")
-    page.wait_for_function(f"document.querySelector('#queue-item')?.dataset.item !== '{skipped}'")
+    _wait_for_panel(page, was=skipped)
     assert Label.objects.filter(project=project, undone_at__isnull=False).count() == 1
     labels = Label.objects.filter(project=project, primary=True).select_related("item")
     assert labels.count() == 20 and all(lb.value == lb.item.gold for lb in labels)  # key 3 = digit 3
@@ -129,3 +141,83 @@ def test_admin_creates_a_text_project_uploads_changes_delta_plans_and_exports(li
     data = download.value.path().read_bytes()
     with np.load(io.BytesIO(data), allow_pickle=False) as npz:
         assert len(npz.files) > 1
+
+
+def test_a_failed_label_request_is_shown_and_can_be_sent_again(live_server, chromium_page):
+    """A key press whose request fails must not look like nothing happened. First the network
+    fails (the request never reaches the server): the alert says so, the item stays, nothing is
+    stored, and pressing again saves it. Then the server stores a label but the browser gets a
+    502 (a proxy that gave up): the alert shows, and pressing again is refused as a double
+    submission (409 panel with the next item), so the item keeps exactly one label."""
+    from annotator.labelling.pipeline import update_project
+
+    project, _ = create_demo(30)
+    update_project(project.pk)  # queue the first items (no worker in this test)
+    page = chromium_page
+    log_in(page, live_server.url, "annotator", "annotator-demo")
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+    _wait_for_panel(page)
+    alert = page.locator("#request-error")
+    assert alert.is_hidden()
+
+    first = _item_id(page)
+    key = str(Item.objects.get(pk=int(first)).gold)
+    page.route("**/label", lambda route: route.abort("connectionrefused"))
+    page.keyboard.press(key)
+    alert.wait_for(state="visible")
+    assert "cannot be reached" in alert.inner_text() and "may not have been saved" in alert.inner_text()
+    assert _item_id(page) == first and not Label.objects.filter(item_id=int(first)).exists()
+    page.unroute("**/label")
+    page.keyboard.press(key)
+    second = _wait_for_panel(page, was=first)
+    alert.wait_for(state="hidden")
+    assert Label.objects.filter(item_id=int(first)).count() == 1
+
+    key = str(Item.objects.get(pk=int(second)).gold)
+
+    def stored_then_lost(route) -> None:
+        route.fetch()  # the server handles the request and commits the label...
+        route.fulfill(status=502, body="Bad Gateway")  # ...but the browser never sees its answer
+
+    page.route("**/label", stored_then_lost)
+    page.keyboard.press(key)
+    alert.wait_for(state="visible")
+    assert "HTTP 502" in alert.inner_text()
+    assert _item_id(page) == second and Label.objects.filter(item_id=int(second)).count() == 1
+    page.unroute("**/label")
+    page.keyboard.press(key)
+    page.wait_for_selector("#queue-item .error")
+    assert "already labelled" in page.inner_text("#queue-item .error")
+    assert _item_id(page) != second  # the refusal comes with the next item
+    alert.wait_for(state="hidden")
+    assert Label.objects.filter(item_id=int(second)).count() == 1
+    screenshot(page, "queue-after-double-submission")
+
+
+def test_a_key_pressed_as_the_next_item_appears_is_ignored(live_server, chromium_page):
+    """The moment htmx swaps the next item in, before it has processed the new panel, a key press
+    must not reach the new form (the browser would post the whole page): it is ignored, and the
+    same key works once the panel is ready."""
+    from annotator.labelling.pipeline import update_project
+
+    project, _ = create_demo(30)
+    update_project(project.pk)
+    page = chromium_page
+    log_in(page, live_server.url, "annotator", "annotator-demo")
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+    first = _wait_for_panel(page)
+    documents = []
+    page.on("request", lambda r: documents.append(r.url) if r.resource_type == "document" else None)
+    # press "1" once, synchronously when the request ends: the next panel is in the DOM, the
+    # request no longer busy, and htmx processes the new panel only after its settle delay
+    page.evaluate("""() => document.addEventListener("htmx:afterRequest", () => {
+        document.body.dispatchEvent(new KeyboardEvent("keydown", {key: "1", bubbles: true}));
+    }, {once: true})""")
+    page.keyboard.press(str(Item.objects.get(pk=int(first)).gold))
+    second = _wait_for_panel(page, was=first)
+    page.wait_for_timeout(300)  # a native post would have started navigating by now
+    assert documents == [] and _item_id(page) == second
+    assert not Label.objects.filter(item_id=int(second)).exists()
+    page.keyboard.press(str(Item.objects.get(pk=int(second)).gold))
+    _wait_for_panel(page, was=second)
+    assert Label.objects.filter(item_id=int(second)).count() == 1 and documents == []
