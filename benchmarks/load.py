@@ -21,7 +21,9 @@ A run starts measuring once every annotator has labelled one item (logins hash p
 purpose slowly; that start-up is not the steady state), then measures for ``--seconds``. A
 monitor polls the database every 20 ms and stamps each label when it is applied: label -> new
 model version latency at 20 ms resolution. CPU seconds of each part (gunicorn, Celery workers,
-PostgreSQL, this client process) are read from ``/proc`` over the same window, per label.
+PostgreSQL, Redis, the client processes) are sampled from ``/proc`` every 0.5 s over the same
+window (:class:`benchmarks.cpu_usage.CpuMeter`), per label; how busy the cores were comes from
+``/proc/stat``.
 
 Everything, clients included, shares this machine's cores: the figures are a floor.
 """
@@ -209,16 +211,15 @@ def run(config: dict) -> dict:
                     "web": cpu_usage.tree(server.proc.pid),
                     "workers": [pid for w in workers for pid in cpu_usage.tree(w.pid)],
                     "postgres": cpu_usage.named("postgres"),
+                    "redis": cpu_usage.named("redis-server"),
                     "clients": [os.getpid(), *(p.pid for p in procs)],
                 }
 
-            start_groups, start = groups(), time.time()
-            start_cpu = cpu_usage.snapshot(start_groups)
+            meter, start = cpu_usage.CpuMeter(groups), time.time()
+            meter.start()
             time.sleep(seconds)
             end = time.time()
-            end_groups = groups()
-            everyone = {k: sorted(set(start_groups[k]) | set(end_groups[k])) for k in end_groups}
-            cpu = cpu_usage.used(everyone, start_cpu, cpu_usage.snapshot(everyone))
+            cpu, busy = meter.finish()
             stop.set()
             people = [results.get(timeout=120) for _ in range(annotators)]
             for proc in procs:
@@ -255,7 +256,7 @@ def run(config: dict) -> dict:
         "errors": len(errors),
         "error_examples": errors[:3],
         "cpu_ms_per_label": {k: 1e3 * v / max(1, len(trips)) for k, v in cpu.items()},
-        "cpu_busy": sum(cpu.values()) / (end - start) / os.cpu_count(),
+        "cpu_busy": busy,
     }
 
 
@@ -320,10 +321,10 @@ def report(results: list[dict], command: str) -> str:
         "",
     ]
     lines += table(
-        ["annotators", "think ms", "gunicorn", "Celery workers", "PostgreSQL", "clients + monitor", "all",
-         "machine busy"],
+        ["annotators", "think ms", "gunicorn", "Celery workers", "PostgreSQL", "Redis", "clients + monitor",
+         "all", "machine busy"],
         [[str(r["annotators"]), f"{r['think_ms']:g}",
-          *(f"{r['cpu_ms_per_label'][k]:.1f}" for k in ("web", "workers", "postgres", "clients")),
+          *(f"{r['cpu_ms_per_label'][k]:.1f}" for k in ("web", "workers", "postgres", "redis", "clients")),
           f"{sum(r['cpu_ms_per_label'].values()):.1f}", f"{r['cpu_busy']:.0%}"] for r in results])
     lines += ["", "What limits it:", ""] + [f"- {line}" for line in limits(results)]
     for r in results:
