@@ -221,3 +221,35 @@ def test_a_key_pressed_as_the_next_item_appears_is_ignored(live_server, chromium
     page.keyboard.press(str(Item.objects.get(pk=int(second)).gold))
     _wait_for_panel(page, was=second)
     assert Label.objects.filter(item_id=int(second)).count() == 1 and documents == []
+
+
+def test_a_failed_dashboard_poll_says_it_will_retry_and_clears(live_server, chromium_page):
+    """A polling panel that fails (the dashboard, every 2 s) shows the alert for a GET that
+    retries by itself, and the next poll that succeeds clears it."""
+    project, _ = create_demo(10)
+    page = chromium_page
+    log_in(page, live_server.url, "admin", "admin-demo")
+    page.goto(f"{live_server.url}/projects/{project.pk}/dashboard")
+    page.wait_for_selector("#dashboard-panel")
+    alert = page.locator("#request-error")
+    page.route("**/dashboard/panel", lambda route: route.fulfill(status=503, body="Service Unavailable"))
+    alert.wait_for(state="visible")
+    assert "HTTP 503" in alert.inner_text() and "it will try again" in alert.inner_text()
+    assert "may not have been saved" not in alert.inner_text()
+    page.unroute("**/dashboard/panel")
+    alert.wait_for(state="hidden")
+
+
+def test_a_failed_one_off_request_asks_to_try_again(live_server, chromium_page):
+    """A GET that does not poll (the console's algorithm form) must not promise a retry."""
+    project, _ = create_demo(10)
+    page = chromium_page
+    log_in(page, live_server.url, "admin", "admin-demo")
+    page.goto(f"{live_server.url}/projects/{project.pk}/console")
+    page.route("**/console/params*", lambda route: route.fulfill(status=500, body="Server Error"))
+    other = page.eval_on_selector("#algorithm", "s => [...s.options].find(o => !o.selected).value")
+    page.select_option("#algorithm", other)
+    alert = page.locator("#request-error")
+    alert.wait_for(state="visible")
+    assert "HTTP 500" in alert.inner_text() and "could not be updated: try again" in alert.inner_text()
+    assert "will try again" not in alert.inner_text()

@@ -9,10 +9,14 @@
     const box = alertBox();
     if (!box) return;
     const verb = (event.detail.requestConfig && event.detail.requestConfig.verb) || "get";
-    box.textContent = verb === "get"
-      ? problem + " The page could not be refreshed; it will try again."
-      : problem + " Your last action may not have been saved: try again (a label already " +
-        "stored is refused as a double submission, never counted twice).";
+    const polls = /\bevery\b/.test(event.detail.elt.getAttribute("hx-trigger") || "");
+    if (verb !== "get") {
+      box.textContent = problem + " Your last action may not have been saved: try again (a label " +
+        "already stored is refused as a double submission, never counted twice).";
+    } else {
+      box.textContent = problem + (polls ? " The page could not be refreshed; it will try again."
+                                         : " The page could not be updated: try again.");
+    }
     box.hidden = false;
   }
 
