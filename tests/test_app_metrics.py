@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+import re
+from datetime import timedelta
 
 import pytest
+from django.test import Client
+from django.utils import timezone
 
 from annotator.labelling.metrics import project_metrics
-from annotator.labelling.models import Item, Label
+from annotator.labelling.models import Item, Label, Membership
 
 from .apphelpers import member, text_project
 
@@ -57,3 +61,29 @@ def test_metrics_of_an_empty_project():
     m = project_metrics(text_project())
     assert m["seen"] == 0 and m["query_ratio"] is None
     assert m["accuracy_iw"]["value"] is None and m["accuracy_gold"]["value"] is None
+
+
+def test_the_api_the_project_list_and_the_dashboard_count_the_same_waiting_items():
+    """One definition of "waiting" (leasable now): queued, or leased with an expired lease."""
+    project = text_project([f"t{i}" for i in range(6)])
+    admin = member(project, "boss", Membership.Role.ADMIN)
+    other = member(project, "ann")
+    now = timezone.now()
+    states = [("leased", other, now + timedelta(minutes=5)),  # live lease: not waiting
+              ("leased", other, now - timedelta(seconds=1)),  # expired lease: waiting
+              ("queued", None, None), ("queued", None, None),  # waiting
+              ("labelled", None, None), ("auto", None, None)]
+    for item, (status, owner, expires) in zip(Item.objects.filter(project=project).order_by("seq"), states,
+                                              strict=True):
+        item.status, item.lease_owner, item.lease_expires = status, owner, expires
+        item.prediction, item.query_prob, item.queried, item.model_version = "ham", 0.5, status != "auto", 0
+        item.save()
+    client = Client()
+    client.force_login(admin)
+    api = client.get(f"/api/projects/{project.pk}/metrics").json()["waiting"]
+    listed = re.search(rf'{project.name}</a> <b class="waiting">(\d+)</b>',
+                       client.get("/").content.decode())
+    board = re.search(r'id="m-waiting">(\d+)<',
+                      client.get(f"/projects/{project.pk}/dashboard/panel").content.decode())
+    assert listed and board
+    assert api == int(listed[1]) == int(board[1]) == 3

@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotator.labelling import stream
+from annotator.labelling import queue, stream
 from annotator.labelling.annotation import lease_next
 from annotator.labelling.models import Item, Label, LearnerState, Membership
 from annotator.labelling.pipeline import update_project
@@ -66,15 +66,15 @@ def test_a_label_request_costs_the_same_statements_early_and_late():
 def test_annotators_left_waiting_make_the_queue_grow_at_once():
     project = digits_project(100, params={"delta": 100.0})
     update_project(project.pk)
-    assert stream.waiting_count(project) == 4  # nobody active yet: the minimum look-ahead
+    assert queue.waiting_count(project) == 4  # nobody active yet: the minimum look-ahead
     users = [member(project, f"a{i}") for i in range(7)]
     leases = [lease_next(project, u) for u in users]
     assert sum(lease is not None for lease in leases) == 4
     waited = Membership.objects.filter(project=project, last_waited__isnull=False)
     assert sorted(waited.values_list("user__username", flat=True)) == ["a4", "a5", "a6"]
-    assert stream.active_annotators(project) == 7
+    assert queue.active_annotators(project) == 7
     update_project(project.pk)  # one run, as the advance_stream their requests sent
-    assert stream.waiting_count(project) == 2 * 7
+    assert queue.waiting_count(project) == 2 * 7
     assert all(lease_next(project, u) is not None for u in users[4:])
 
 
@@ -87,10 +87,10 @@ def test_a_waiting_annotator_stops_counting_after_the_window():
     project = digits_project(10, params={"delta": 100.0})
     user = member(project, "late")
     Membership.objects.filter(user=user).update(
-        last_waited=timezone.now() - timedelta(seconds=stream.WAITED_SECONDS + 1))
-    assert stream.active_annotators(project) == 0
+        last_waited=timezone.now() - timedelta(seconds=queue.WAITED_SECONDS + 1))
+    assert queue.active_annotators(project) == 0
     Membership.objects.filter(user=user).update(last_waited=timezone.now())
-    assert stream.active_annotators(project) == 1
+    assert queue.active_annotators(project) == 1
 
 
 def test_batch_size_divides_the_free_places_by_the_query_ratio():
@@ -114,7 +114,7 @@ def test_a_low_query_ratio_still_fills_the_look_ahead():
     state = LearnerState.objects.get(project=project)
     decided, queried = state.n_decided - before.n_decided, state.n_queried - before.n_queried
     assert queried == 6 and decided > 2 * queried  # auto items on the way: several batches
-    assert stream.waiting_count(project) == 6
+    assert queue.waiting_count(project) == 6
 
 
 @pytest.mark.django_db

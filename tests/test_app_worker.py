@@ -9,8 +9,8 @@ import pytest
 from django.db.models import Count
 from django.test import Client
 
+from annotator.labelling.enqueue import items_changed
 from annotator.labelling.models import Item, Label, LearnerState, Membership
-from annotator.labelling.tasks import advance_stream, enqueue
 
 from .apphelpers import Worker, digits_project, label_everything, member
 
@@ -28,7 +28,7 @@ def run_labelling(project, worker, n_annotators: int) -> None:
         client = Client()
         client.force_login(member(project, f"annotator{i}", Membership.Role.ANNOTATOR))
         clients.append(client)
-    enqueue(advance_stream, project.pk)  # what the upload task does after an import
+    items_changed(project.pk)  # what the upload task does after an import
     given = label_everything(project, clients, worker)
 
     labels = Label.objects.filter(project=project)
@@ -69,13 +69,13 @@ def test_the_worker_keeps_its_database_connection_between_tasks(services, transa
 
     project = digits_project(40, params={"delta": 100.0}, look_ahead=4)
     user = member(project, "ann")
-    enqueue(advance_stream, project.pk)
+    items_changed(project.pk)
     worker.wait_for(lambda: Item.objects.filter(project=project, status="queued").exists(), 60, "decisions")
     with connection.cursor() as cursor:
         cursor.execute("SELECT now()")
         first_task_done = cursor.fetchone()[0]
     for n in range(1, 6):  # five labels: five apply_labels tasks
-        item = lease_next(project, user, top_up=False)
+        item = lease_next(project, user)
         submit_label(project, item.pk, user, item.gold)
         worker.wait_for(lambda n=n: LearnerState.objects.get(project=project).version == n, 60, f"label {n}")
     with connection.cursor() as cursor:

@@ -6,10 +6,14 @@
   concurrent annotators take different items without waiting for each other) and then sets
   it with a compare-and-set ``UPDATE ... WHERE status is still waiting``, so two annotators
   never get the same item, on any database (SQLite has no row locks but serialises writers).
-* A label is saved under the item's row lock; ``on_commit`` sends ``apply_labels``. A label
+* A label is saved under the item's row lock. A label
   for an item leased to another annotator (live lease) is refused. A label for an item whose
   own lease expired is accepted if nobody labelled it yet; otherwise it is kept as an extra
   opinion (``primary=False``) and never lost.
+
+Nothing here sends Celery tasks: the functions return what changed and the caller (a view)
+asks :mod:`.enqueue` for the follow-up work (a primary label or an undo: ``apply_labels``; a
+queue running low: ``advance_stream``).
 
 The functions join the caller's transaction when there is one (as a savepoint, so a refused
 label leaves the caller's transaction usable): the queue's label request stores the label and
@@ -26,9 +30,7 @@ from django.db.models import Case, Q, When
 from django.utils import timezone
 
 from .faults import hold_point
-from .models import Item, Label, LearnerState, Membership, Project, Skip
-from .stream import look_ahead, waiting_count, waiting_filter
-from .tasks import advance_stream, apply_labels, enqueue
+from .models import Item, Label, LearnerState, Membership, Project, Skip, leased_by_q, waiting_q
 
 #: Attempts at the compare-and-set before giving up (other annotators took the candidates).
 LEASE_ATTEMPTS = 5
@@ -37,52 +39,35 @@ LABELABLE = (Item.Status.QUEUED, Item.Status.LEASED, Item.Status.LABELLED, Item.
 LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires")
 
 
-def live_lease(user: Any, now: Any) -> Q:
-    """Items leased to ``user`` with a lease that has not expired at ``now``."""
-    return Q(status=Item.Status.LEASED, lease_owner=user, lease_expires__gte=now)
-
-
-def lease_next(project: Project, user: Any, *, top_up: bool = True) -> Item | None:
+def lease_next(project: Project, user: Any) -> Item | None:
     """Lease the oldest waiting item to ``user`` (or return their live lease); None if none waits.
 
     One query finds the id of the user's live lease or else of the oldest waiting item they
     did not skip, and locks that row (rows another transaction holds are skipped: SKIP LOCKED
     on PostgreSQL). It reads ids only: with ``FOR UPDATE`` the database sorts every candidate
     before the limit, and whole rows (images, vectors) made that sort spill to disk for large
-    queues. With ``top_up`` and a queue running low (fewer waiting than the look-ahead), asks a
-    worker to decide more items after the transaction commits; the label request passes
-    ``top_up=False`` because the ``apply_labels`` run its label sends tops the queue up anyway.
+    queues. The caller tops the queue up when it runs low (:func:`.enqueue.top_up_if_low`).
     """
     with transaction.atomic():
         pk = None
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
-            mine = live_lease(user, now)
+            mine = leased_by_q(user, now)
             found = (Item.objects.select_for_update(skip_locked=True).filter(project=project)
-                     .filter(mine | (waiting_filter(now) & ~Q(skips__annotator=user)))
+                     .filter(mine | (waiting_q(now) & ~Q(skips__annotator=user)))
                      .order_by(Case(When(mine, then=0), default=1), "seq")
                      .values_list("pk", Case(When(mine, then=True), default=False)).first())
             if found is None or found[1]:  # nothing waits, or the user's own live lease
                 pk = found and found[0]
                 break
-            if Item.objects.filter(pk=found[0]).filter(waiting_filter(now)).update(
+            if Item.objects.filter(pk=found[0]).filter(waiting_q(now)).update(
                     status=Item.Status.LEASED, lease_owner=user,
                     lease_expires=now + timedelta(seconds=project.lease_seconds)):
                 pk = found[0]
                 break
-        if pk is None:  # the user waits: the look-ahead counts them (see stream.active_annotators)
+        if pk is None:  # the user waits: the look-ahead counts them (see queue.active_annotators)
             Membership.objects.filter(project=project, user=user).update(last_waited=timezone.now())
-        if top_up:
-            top_up_if_low(project)
         return Item.objects.get(pk=pk) if pk is not None else None
-
-
-def top_up_if_low(project: Project) -> None:
-    """When fewer items wait than the look-ahead and some are pending, send ``advance_stream``
-    after the current transaction commits."""
-    if waiting_count(project) < look_ahead(project) and Item.objects.filter(
-            project=project, status=Item.Status.PENDING).exists():
-        transaction.on_commit(lambda: enqueue(advance_stream, project.pk))
 
 
 class DuplicateLabelError(ValueError):
@@ -100,7 +85,8 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
     else None. Raises ``Item.DoesNotExist`` for an item not in the project, ValueError when the
     value is not a class or the item was never queried, :class:`LeasedToOtherError` when
     another annotator holds a live lease on it and :class:`DuplicateLabelError` when ``user``
-    already labelled it; nothing is stored then.
+    already labelled it; nothing is stored then. A ``primary`` label needs ``apply_labels``
+    (the caller's :func:`.enqueue.labels_changed`).
     """
     cls = project.parse_class(value)
     with transaction.atomic():
@@ -127,7 +113,6 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
         if primary:
             item.status, item.lease_owner_id, item.lease_expires = Item.Status.LABELLED, None, None
             item.save(update_fields=["status", "lease_owner", "lease_expires"])
-            transaction.on_commit(lambda: enqueue(apply_labels, project.pk))
         return label
 
 
@@ -161,7 +146,7 @@ def undo_last_label(project: Project, user: Any) -> Item:
     recorded). If the learner had already learnt from it, ``LearnerState.needs_rebuild`` asks
     the pipeline to rebuild the learner from the remaining labels, in their applied order (the
     learner is corrected exactly, as if the label had never been given). ValueError when there is
-    nothing to undo.
+    nothing to undo. The undo needs ``apply_labels`` (the caller's :func:`.enqueue.labels_changed`).
     """
     with transaction.atomic():
         label = undoable_label(project, user)
@@ -176,5 +161,4 @@ def undo_last_label(project: Project, user: Any) -> Item:
         item.status, item.lease_owner = Item.Status.LEASED, user
         item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
         item.save(update_fields=["status", "lease_owner", "lease_expires"])
-        transaction.on_commit(lambda: enqueue(apply_labels, project.pk))
         return item

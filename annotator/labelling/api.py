@@ -33,13 +33,13 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
+from . import enqueue
 from .access import project_for
 from .ingest import IngestError, Record, import_records
 from .ingest.records import gold_of
 from .ingest.tabular import row_record
 from .metrics import project_metrics
 from .models import Item, Project
-from .tasks import advance_stream, enqueue
 
 CONTENT_KEY = {"vectors": "vector", "image": "image_base64"}  # text/URL: as in CSV/JSONL uploads
 MAX_IDS = 1000
@@ -94,7 +94,7 @@ def _post_items(request: HttpRequest, project: Project) -> JsonResponse:
         records = [_record(project, e, f"item {i}") for i, e in enumerate(entries)]
         with transaction.atomic():
             items = import_records(project, records)
-            transaction.on_commit(lambda: enqueue(advance_stream, project.pk))
+            enqueue.items_changed(project.pk)
     except IngestError as exc:
         return _error(str(exc))
     return JsonResponse({"items": [{"id": it.pk, "seq": it.seq, "status": it.status} for it in items]},

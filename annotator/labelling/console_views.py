@@ -23,10 +23,10 @@ from django.views.decorators.http import require_GET
 import learners
 from learners.features import KINDS, default_config
 
+from . import enqueue
 from .access import project_for
 from .models import Membership, Project, ProjectChange
 from .projects import create_project
-from .tasks import advance_stream, enqueue
 
 DEFAULT_ALGORITHM = {"binary": "paa-i", "multiclass": "mpaa-i", "cost-sensitive": "cspaa"}
 
@@ -146,7 +146,7 @@ def console(request: HttpRequest, pk: int) -> HttpResponse:
             with transaction.atomic():
                 project = Project.objects.select_for_update().get(pk=project.pk)
                 action(request, project)
-                transaction.on_commit(lambda: enqueue(advance_stream, project.pk))
+                enqueue.items_changed(project.pk)
         except ValueError as exc:
             error, status = str(exc), 400
             project.refresh_from_db()

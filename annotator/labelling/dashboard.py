@@ -22,8 +22,9 @@ from django.utils import timezone
 from learners.metrics import importance_weighted_accuracy
 from learners.replay_svg import line_chart
 
-from .metrics import WAITING, _decisions, project_metrics
-from .models import Label, LearnerState, Project, WorkerHeartbeat
+from .metrics import _decisions, project_metrics
+from .models import Item, Label, LearnerState, Project, WorkerHeartbeat
+from .queue import waiting_count
 
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
 STALE_SECONDS = 30
@@ -76,7 +77,7 @@ def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
             out["gold_by_labels"].append((cum_q[t - 1], acc))
         out["query_ratio"].append((t, cum_q[t - 1] / t))
         prefix = log[:t]
-        if any(r[4] and r[6] is None and r[1] in WAITING for r in prefix):
+        if any(r[4] and r[6] is None and r[1] in Item.AWAITING_LABEL for r in prefix):
             continue  # the estimate needs every queried label of its prefix
         covered = [r for r in prefix if r[4] and r[6] is not None]
         est = importance_weighted_accuracy(np.array([r[6] == r[2] for r in covered], dtype=bool),
@@ -127,7 +128,8 @@ def fingerprint(project: Project) -> tuple:
 
 
 def dashboard_data(project: Project) -> dict[str, Any]:
-    """Metrics, annotators, cost and charts (cached by :func:`fingerprint`), plus live health."""
+    """Metrics, annotators, cost and charts (cached by :func:`fingerprint`), plus live health and
+    waiting count."""
     key = "dashboard:" + hashlib.sha1(repr(fingerprint(project)).encode()).hexdigest()
     data = cache.get(key)
     if data is None:
@@ -138,5 +140,7 @@ def dashboard_data(project: Project) -> dict[str, Any]:
                 else project.price_per_label * metrics["labels"]}
         cache.set(key, data, 300)
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
-    return {**data, "health": health(project),
+    # waiting changes with the clock (a lease expires) and with leases, which the fingerprint misses
+    metrics = {**data["metrics"], "waiting": waiting_count(project)}
+    return {**data, "metrics": metrics, "health": health(project),
             "since_update": (timezone.now() - state).total_seconds() if state else None}

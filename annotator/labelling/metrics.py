@@ -1,5 +1,7 @@
 """Project metrics computed from the decision log (issue 2 item 9, DESIGN.md section 4).
 
+* ``items``, ``pending`` (not decided yet) and ``waiting``: items an annotator could lease
+  now (:meth:`.models.ItemQuerySet.waiting`, the count the project list and the queue show).
 * ``seen``: items decided so far; ``queried`` and ``query_ratio`` = queried / seen.
 * ``labels``: primary labels given; ``seconds_per_label``: mean annotator time per label
   (labels with a recorded time).
@@ -21,18 +23,17 @@ from typing import Any
 
 import numpy as np
 from django.db.models import Avg, Count, Q
+from django.utils import timezone
 
 from learners.metrics import accuracy, importance_weighted_accuracy
 
-from .models import Item, Label, Project
-
-WAITING = (Item.Status.QUEUED, Item.Status.LEASED)
+from .models import Item, Label, Project, waiting_q
 
 
 def _decisions(project: Project) -> list[tuple[int, str, Any, float, bool, Any, Any]]:
     """``(seq, status, prediction, q, queried, gold, primary label value or None)`` by seq."""
     labels = dict(Label.objects.filter(project=project, primary=True).values_list("item_id", "value"))
-    rows = (Item.objects.filter(project=project, queried__isnull=False).order_by("seq")
+    rows = (Item.objects.filter(project=project).decided().order_by("seq")
             .values_list("id", "seq", "status", "prediction", "query_prob", "queried", "gold"))
     return [(seq, status, pred, q, queried, gold, labels.get(pk))
             for pk, seq, status, pred, q, queried, gold in rows]
@@ -47,7 +48,7 @@ def project_metrics(project: Project) -> dict[str, Any]:
     log = _decisions(project)
     counts = Item.objects.filter(project=project).aggregate(
         items=Count("id"), pending=Count("id", filter=Q(status=Item.Status.PENDING)),
-        waiting=Count("id", filter=Q(status__in=WAITING)))
+        waiting=Count("id", filter=waiting_q(timezone.now())))
     label_stats = Label.objects.filter(project=project, primary=True).aggregate(
         n=Count("id"), seconds=Avg("seconds"), applied=Count("id", filter=Q(applied_version__isnull=False)))
     seen = len(log)
@@ -59,7 +60,8 @@ def project_metrics(project: Project) -> dict[str, Any]:
     labelled_q = [r for r in log if r[4] and r[6] is not None]
     q_acc = accuracy([r[6] for r in labelled_q], [r[2] for r in labelled_q]) if labelled_q else None
 
-    stop = next((i for i, r in enumerate(log) if r[4] and r[6] is None and r[1] in WAITING), len(log))
+    stop = next((i for i, r in enumerate(log) if r[4] and r[6] is None and r[1] in Item.AWAITING_LABEL),
+                len(log))
     prefix = [r for r in log[:stop] if not (r[4] and r[6] is None)]  # drop skipped queried items
     covered = [r for r in prefix if r[4]]
     iw = importance_weighted_accuracy(

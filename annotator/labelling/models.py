@@ -13,6 +13,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
+from django.utils import timezone
 
 import learners
 from learners.features import make_featurizer
@@ -139,6 +141,44 @@ class Membership(models.Model):
         return f"{self.user} in {self.project} ({self.role})"
 
 
+def waiting_q(now: Any) -> Q:
+    """Items an annotator can lease at ``now``: queued, or leased with a lease that expired.
+
+    The one definition of "waiting" (the queue, the look-ahead, the project list, the API's and
+    the dashboard's counts); a ``Q`` so that the lease query can combine it with other rules.
+    """
+    return Q(status=Item.Status.QUEUED) | Q(status=Item.Status.LEASED, lease_expires__lt=now)
+
+
+def leased_by_q(user: Any, now: Any) -> Q:
+    """Items leased to ``user`` with a lease that has not expired at ``now`` (a live lease)."""
+    return Q(status=Item.Status.LEASED, lease_owner=user, lease_expires__gte=now)
+
+
+class ItemQuerySet(models.QuerySet):
+    """The item states, one definition each (``now`` defaults to the current time)."""
+
+    def pending(self) -> ItemQuerySet:
+        """Not decided yet."""
+        return self.filter(status=Item.Status.PENDING)
+
+    def decided(self) -> ItemQuerySet:
+        """Decided by the learner (queried or not), whatever happened since."""
+        return self.filter(queried__isnull=False)
+
+    def waiting(self, now: Any = None) -> ItemQuerySet:
+        """Leasable now, see :func:`waiting_q`."""
+        return self.filter(waiting_q(now or timezone.now()))
+
+    def leased_by(self, user: Any, now: Any = None) -> ItemQuerySet:
+        """``user``'s live lease (at most one per project), see :func:`leased_by_q`."""
+        return self.filter(leased_by_q(user, now or timezone.now()))
+
+    def live_leases(self, now: Any = None) -> ItemQuerySet:
+        """Leased to anyone with a lease that has not expired."""
+        return self.filter(status=Item.Status.LEASED, lease_expires__gte=now or timezone.now())
+
+
 class Item(models.Model):
     """One item of the stream, its featurized vector and the learner's decision about it.
 
@@ -158,6 +198,11 @@ class Item(models.Model):
         LEASED = "leased"  # shown to an annotator until lease_expires
         LABELLED = "labelled"
         SKIPPED = "skipped"
+
+    #: queried items still without a label, leased or not (the IW accuracy prefix stops at the first)
+    AWAITING_LABEL = (Status.QUEUED, Status.LEASED)
+
+    objects = ItemQuerySet.as_manager()
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
     seq = models.BigIntegerField(help_text="arrival order within the project (0-based)")

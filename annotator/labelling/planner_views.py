@@ -11,11 +11,11 @@ from django.views.decorators.http import require_GET, require_POST
 import learners
 from learners.replay_svg import line_chart
 
+from . import enqueue
 from .access import project_for
 from .console_views import record
 from .models import PlannerRun, Project
 from .planner import MAX_CANDIDATES, candidate_params
-from .tasks import advance_stream, enqueue, run_planner
 
 
 def _candidates(request: HttpRequest, project: Project) -> list[dict]:
@@ -50,7 +50,7 @@ def planner(request: HttpRequest, pk: int) -> HttpResponse:
             with transaction.atomic():
                 job = PlannerRun.objects.create(project=project, created_by=request.user,
                                                 candidates=candidates, runs=runs)
-                transaction.on_commit(lambda: enqueue(run_planner, job.pk))
+                enqueue.run_planner(job.pk)
             return redirect("planner", pk=project.pk)
     defaults = [(project.algorithm, d) for d in (0.1, 0.5, 1.0, 4.0)]
     context = {"project": project, "error": error, "rows": defaults,
@@ -92,5 +92,5 @@ def planner_use(request: HttpRequest, pk: int, run_pk: int, index: int) -> HttpR
         record(project, request.user, "params.delta", project.learner_params().get("delta"), params["delta"])
         project.algorithm, project.params = cand["algorithm"], params
         project.save(update_fields=["algorithm", "params"])
-        transaction.on_commit(lambda: enqueue(advance_stream, project.pk))
+        enqueue.items_changed(project.pk)
     return redirect("console", pk=project.pk)

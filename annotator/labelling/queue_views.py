@@ -29,6 +29,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from . import enqueue
 from .access import is_project_admin, project_for
 from .annotation import (
     DuplicateLabelError,
@@ -40,7 +41,7 @@ from .annotation import (
     undoable_label,
 )
 from .models import Item, Label, Project
-from .stream import waiting_count
+from .queue import waiting_count
 from .views import image_type
 
 #: Shortcut keys of the class buttons, in class order: digits first, then letters other than
@@ -104,6 +105,13 @@ def progress(project: Project, user: Any) -> dict[str, int]:
     return {"today": mine["today"], "total": mine["total"], "waiting": waiting_count(project)}
 
 
+def _lease(project: Project, user: Any) -> Item | None:
+    """:func:`.annotation.lease_next`, then a top-up of the queue if it runs low."""
+    item = lease_next(project, user)
+    enqueue.top_up_if_low(project)
+    return item
+
+
 def _panel(request: HttpRequest, project: Project, item: Item | None, error: str = "",
            status: int = 200, can_undo: bool | None = None) -> HttpResponse:
     """Render the item panel (or the whole page for a plain GET of the queue).
@@ -127,7 +135,7 @@ def _panel(request: HttpRequest, project: Project, item: Item | None, error: str
 def _next(request: HttpRequest, project: Project, error: str = "", status: int = 200) -> HttpResponse:
     if not request.htmx:
         return redirect("queue", pk=project.pk)
-    return _panel(request, project, lease_next(project, request.user), error, status)
+    return _panel(request, project, _lease(project, request.user), error, status)
 
 
 @login_required
@@ -135,7 +143,7 @@ def _next(request: HttpRequest, project: Project, error: str = "", status: int =
 def queue(request: HttpRequest, pk: int) -> HttpResponse:
     """The queue page: lease the next item to the user and show it."""
     project = project_for(request.user, pk)
-    return _panel(request, project, lease_next(project, request.user))
+    return _panel(request, project, _lease(project, request.user))
 
 
 @login_required
@@ -143,7 +151,7 @@ def queue(request: HttpRequest, pk: int) -> HttpResponse:
 def next_item(request: HttpRequest, pk: int) -> HttpResponse:
     """Polled while nothing waits: the next item's panel, or 204 when there is still none."""
     project = project_for(request.user, pk)
-    item = lease_next(project, request.user)
+    item = _lease(project, request.user)
     if item is None and request.htmx:
         return HttpResponse(status=204)
     return _panel(request, project, item)
@@ -163,8 +171,11 @@ def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     try:
         with transaction.atomic():
             saved = submit_label(project, item_pk, request.user, request.POST.get("value"))
-            # a primary label sends apply_labels, which tops the queue up: no look-ahead check here
-            item = lease_next(project, request.user, top_up=not saved.primary) if request.htmx else None
+            item = lease_next(project, request.user) if request.htmx else None
+            if saved.primary:  # apply_labels tops the queue up too: no look-ahead check
+                enqueue.labels_changed(project.pk)
+            elif request.htmx:
+                enqueue.top_up_if_low(project)
     except Item.DoesNotExist:
         raise Http404("no such item in this project") from None
     except (DuplicateLabelError, LeasedToOtherError) as exc:
@@ -197,6 +208,7 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
     project = project_for(request.user, pk)
     try:
         item = undo_last_label(project, request.user)
+        enqueue.labels_changed(project.pk)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 409)
     if not request.htmx:
@@ -209,4 +221,4 @@ def _refuse(request: HttpRequest, project: Project, message: str, status: int) -
     if not request.htmx:
         return HttpResponse(message, status=status, content_type="text/plain")
     # base.html lets htmx swap 4xx answers: the panel carries the message
-    return _panel(request, project, lease_next(project, request.user), message, status)
+    return _panel(request, project, _lease(project, request.user), message, status)

@@ -29,7 +29,7 @@ def simulate(project: Project, max_labels: int | None = None) -> int:
     while max_labels is None or given < max_labels:
         item = lease_next(project, user)
         if item is None:
-            if not Item.objects.filter(project=project, status=Item.Status.PENDING).exists():
+            if not Item.objects.filter(project=project).pending().exists():
                 break
             update_project(project.pk)
             continue

@@ -6,6 +6,7 @@ For each pending item (``seq`` order) the project's learner gives
 model version it used. Queried items join the queue; the others are "auto" (done) and are
 passed to ``learner.observe(x)`` right away, in order. The engine stops once
 ``look_ahead`` items wait in the queue, so later decisions use a model with more labels.
+The queue queries it reads (waiting count, look-ahead) are :mod:`.queue`'s.
 
 Called only from the label pipeline (:func:`.pipeline.update_project`) in a worker, with the
 state row locked.
@@ -14,55 +15,19 @@ state row locked.
 from __future__ import annotations
 
 import math
-from datetime import timedelta
 
-from django.db.models import Q
 from django.utils import timezone
 
 from . import budget
-from .models import Item, Label, LearnerState, Membership, Project
+from .models import Item, LearnerState, Project
+from .queue import look_ahead, waiting_count
 from .rows import save_fields
 from .state_store import Locked
 from .vectors import decode
 
 #: Most items loaded per database round trip while deciding (the first batch is the free places).
 BATCH = 256
-#: A user who found the queue empty counts as active this long (the empty panel polls every 3 s).
-WAITED_SECONDS = 30
 DECISION_FIELDS = ["status", "prediction", "score", "query_prob", "queried", "model_version", "decided_at"]
-
-
-def waiting_filter(now=None) -> Q:
-    """Items an annotator can lease now: queued, or leased with an expired lease."""
-    now = now or timezone.now()
-    return Q(status=Item.Status.QUEUED) | Q(status=Item.Status.LEASED, lease_expires__lt=now)
-
-
-def waiting_count(project: Project) -> int:
-    """Number of items an annotator could lease right now."""
-    return Item.objects.filter(project=project).filter(waiting_filter()).count()
-
-
-def active_annotators(project: Project) -> int:
-    """Distinct users holding a live lease, who labelled within the last lease period, or who
-    asked for an item and found none within :data:`WAITED_SECONDS` (one ``UNION`` query: a
-    handful of rows whatever the number of labels). Counting the ones left waiting lets the
-    queue grow at once when a team starts together, instead of doubling poll after poll."""
-    now = timezone.now()
-    leasing = (Item.objects.filter(project=project, status=Item.Status.LEASED, lease_expires__gte=now)
-               .values_list("lease_owner_id", flat=True).order_by())
-    since = now - timedelta(seconds=project.lease_seconds)
-    recent = (Label.objects.filter(project=project, created__gte=since)
-              .values_list("annotator_id", flat=True).order_by())
-    waited_since = now - timedelta(seconds=WAITED_SECONDS)
-    waited = (Membership.objects.filter(project=project, last_waited__gte=waited_since)
-              .values_list("user_id", flat=True).order_by())
-    return len(set(leasing.union(recent, waited)) - {None})
-
-
-def look_ahead(project: Project) -> int:
-    """Queued items to keep ready: the project's setting, or max(4, 2 x active annotators)."""
-    return project.look_ahead or max(4, 2 * active_annotators(project))
 
 
 def batch_size(state: LearnerState, places: int) -> int:
@@ -87,7 +52,7 @@ def advance(lk: Locked) -> int:
     learner, n = lk.learner, lk.learner.n_features
     ctl = budget.controller(project, lk.state, learner)
     while waiting < target:
-        batch = list(Item.objects.filter(project=project, status=Item.Status.PENDING)
+        batch = list(Item.objects.filter(project=project).pending()
                      .order_by("seq").only("id", "seq", "vector")[:batch_size(lk.state, target - waiting)])
         if not batch:
             break

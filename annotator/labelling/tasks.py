@@ -3,12 +3,12 @@
 ``apply_labels`` and ``advance_stream`` run the same pipeline
 (:func:`.pipeline.update_project`: apply waiting labels, then decide items until the
 look-ahead is full); two names so that the logs say why a run was asked for. Labels always
-go in before new decisions, so a decision uses every label given so far.
+go in before new decisions, so a decision uses every label given so far. Tasks are sent only
+through :mod:`.enqueue`.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from celery import shared_task
@@ -16,16 +16,6 @@ from django.db.models import Q
 
 from . import ingest, pipeline, planner
 from .models import Item, Label, Project, WorkerHeartbeat
-
-log = logging.getLogger(__name__)
-
-
-def enqueue(task: Any, *args: Any) -> None:
-    """Send ``task`` with ``args``; if the broker is unreachable, log it (the sweep catches up)."""
-    try:
-        task.delay(*args)
-    except Exception:  # any broker/connection error: the work is found again by the sweep
-        log.exception("could not send %s%r; the periodic sweep will do it", task.name, args)
 
 
 @shared_task(name="annotator.labelling.tasks.apply_labels")
@@ -51,8 +41,8 @@ def import_upload(job_id: int) -> None:
 def projects_needing_work() -> list[int]:
     """Projects with unapplied labels, or running projects with pending items."""
     unapplied = Label.objects.filter(primary=True, applied_version__isnull=True).values("project_id")
-    pending = Item.objects.filter(status=Item.Status.PENDING,
-                                  project__stream_state=Project.StreamState.RUNNING).values("project_id")
+    pending = (Item.objects.pending().filter(project__stream_state=Project.StreamState.RUNNING)
+               .values("project_id"))
     return list(Project.objects.filter(Q(pk__in=unapplied) | Q(pk__in=pending))
                 .order_by("pk").values_list("pk", flat=True))
 

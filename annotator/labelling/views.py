@@ -17,10 +17,10 @@ from django.views.decorators.http import require_GET
 
 from . import export
 from .access import is_project_admin, project_for, visible_projects
+from .enqueue import import_upload
 from .ingest import PARSERS
 from .models import ImportJob, Item
-from .stream import waiting_count
-from .tasks import enqueue, import_upload
+from .queue import waiting_count
 
 
 @login_required
@@ -73,7 +73,7 @@ def upload(request: HttpRequest, pk: int) -> HttpResponse:
             with transaction.atomic():
                 job = ImportJob.objects.create(project=project, created_by=request.user,
                                                filename=Path(f.name).name, data=f.read())
-                transaction.on_commit(lambda: enqueue(import_upload, job.pk))
+                import_upload(job.pk)
             return redirect("import-job", pk=project.pk, job_pk=job.pk)
     context = {"project": project, "error": error, "formats": sorted(PARSERS),
                "jobs": project.imports.defer("data")[:10]}

@@ -5,8 +5,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from ... import enqueue
 from ...ingest import IngestError, import_records, parse_upload
-from ...tasks import advance_stream, enqueue
 from .export_model import project_arg
 
 
@@ -24,6 +24,6 @@ class Command(BaseCommand):
             items = import_records(project, parse_upload(project, path.name, path.read_bytes()))
         except (IngestError, OSError) as exc:
             raise CommandError(f"{path}: {exc}") from None
-        enqueue(advance_stream, project.pk)
+        enqueue.items_changed(project.pk)
         self.stdout.write(f"imported {len(items)} items into {project.name!r} "
                           f"(seq {items[0].seq}..{items[-1].seq})")

@@ -1,0 +1,49 @@
+"""Queue queries: how many items wait, who is active and how many items to keep decided ahead.
+
+Read by the decision engine (:mod:`.stream`), the lease (:mod:`.annotation`) and the pages;
+the states themselves are :class:`.models.ItemQuerySet`'s.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from .models import Item, Label, Membership, Project
+
+#: A user who found the queue empty counts as active this long (the empty panel polls every 3 s).
+WAITED_SECONDS = 30
+
+
+def waiting_count(project: Project) -> int:
+    """Number of items an annotator could lease right now (:meth:`.models.ItemQuerySet.waiting`)."""
+    return Item.objects.filter(project=project).waiting().count()
+
+
+def active_annotators(project: Project) -> int:
+    """Distinct users holding a live lease, who labelled within the last lease period, or who
+    asked for an item and found none within :data:`WAITED_SECONDS` (one ``UNION`` query: a
+    handful of rows whatever the number of labels). Counting the ones left waiting lets the
+    queue grow at once when a team starts together, instead of doubling poll after poll."""
+    now = timezone.now()
+    leasing = (Item.objects.filter(project=project).live_leases(now)
+               .values_list("lease_owner_id", flat=True).order_by())
+    since = now - timedelta(seconds=project.lease_seconds)
+    recent = (Label.objects.filter(project=project, created__gte=since)
+              .values_list("annotator_id", flat=True).order_by())
+    waited_since = now - timedelta(seconds=WAITED_SECONDS)
+    waited = (Membership.objects.filter(project=project, last_waited__gte=waited_since)
+              .values_list("user_id", flat=True).order_by())
+    return len(set(leasing.union(recent, waited)) - {None})
+
+
+def look_ahead(project: Project) -> int:
+    """Queued items to keep ready: the project's setting, or max(4, 2 x active annotators)."""
+    return project.look_ahead or max(4, 2 * active_annotators(project))
+
+
+def runs_low(project: Project) -> bool:
+    """Fewer items wait than the look-ahead and some are pending: a worker should decide more."""
+    return (waiting_count(project) < look_ahead(project)
+            and Item.objects.filter(project=project).pending().exists())
