@@ -42,7 +42,7 @@ from .annotation import (
 )
 from .models import Item, Label, Project
 from .queue import waiting_count
-from .views import image_type
+from .web import image_type
 
 #: Shortcut keys of the class buttons, in class order: digits first, then letters other than
 #: s (skip) and u (undo).

@@ -21,6 +21,7 @@ from .enqueue import import_upload
 from .ingest import PARSERS
 from .models import ImportJob, Item
 from .queue import waiting_count
+from .web import image_type
 
 
 @login_required
@@ -42,14 +43,6 @@ def item_image(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     response = HttpResponse(bytes(item.data), content_type=image_type(item.filename))
     response["Cache-Control"] = "private, max-age=3600"
     return response
-
-
-def image_type(filename: str) -> str:
-    """The MIME type of an image file name (application/octet-stream when unknown)."""
-    suffix = Path(filename).suffix.lower().lstrip(".")
-    return {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif",
-            "bmp": "image/bmp", "webp": "image/webp", "tif": "image/tiff", "tiff": "image/tiff",
-            }.get(suffix, "application/octet-stream")
 
 
 @login_required

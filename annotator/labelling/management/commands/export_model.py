@@ -3,16 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from ...export import export_model
-from ...models import Project
-
-
-def project_arg(value: str) -> Project:
-    """A project by id or by exact name; CommandError otherwise."""
-    project = (Project.objects.filter(pk=int(value)).first() if value.isdigit() else None) \
-        or Project.objects.filter(name=value).first()
-    if project is None:
-        raise CommandError(f"no project with id or name {value!r}")
-    return project
+from ..arguments import project_arg
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ... import enqueue
 from ...ingest import IngestError, import_records, parse_upload
-from .export_model import project_arg
+from ..arguments import project_arg
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ...metrics import project_metrics
 from ...simulation import simulate
-from .export_model import project_arg
+from ..arguments import project_arg
 
 
 class Command(BaseCommand):
