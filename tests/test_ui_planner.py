@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import learners
 from annotator.labelling import planner
 from annotator.labelling.models import Membership, PlannerRun, ProjectChange
 from learners.replay_engine import Setting, run_once, summarise
@@ -38,7 +39,12 @@ def test_planner_results_equal_a_direct_replay(client):
     assert client.post(f"/projects/{project.pk}/planner/{job.pk}/use/1").status_code == 302
     project.refresh_from_db()
     assert project.algorithm == "mpaa" and project.params["delta"] == 1.0
-    assert ProjectChange.objects.filter(project=project, field="algorithm", new="mpaa").exists()
+    # the planner records like the console: every parameter that changed, not only delta
+    old = learners.validate_params("mpaa-i", {"delta": 1.0})
+    new = learners.validate_params("mpaa", {"delta": 1.0})
+    changed = {f"params.{k}" for k in set(old) | set(new) if old.get(k) != new.get(k)}
+    recorded = set(ProjectChange.objects.filter(project=project).values_list("field", flat=True))
+    assert changed and recorded == {"algorithm"} | changed
 
 
 @pytest.mark.django_db

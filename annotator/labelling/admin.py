@@ -2,8 +2,9 @@
 
 from django.contrib import admin
 
+from .changes import record_changes, snapshot
 from .models import ImportJob, Item, Label, LearnerState, Membership, Project
-from .state_store import ensure_state
+from .projects import save_new_project
 
 
 class MembershipInline(admin.TabularInline):
@@ -18,8 +19,14 @@ class ProjectAdmin(admin.ModelAdmin):
     inlines = [MembershipInline]
 
     def save_model(self, request, obj, form, change):
+        """A new project goes through the one creation path (complete featurizer config, initial
+        learner state); a change is recorded in the project history like the console's."""
+        if not change:
+            save_new_project(obj)
+            return
+        before = snapshot(Project.objects.get(pk=obj.pk))
         super().save_model(request, obj, form, change)
-        ensure_state(obj)  # a new project gets its untrained learner and seeded RNG
+        record_changes(obj, request.user, before)
 
 
 @admin.register(Membership)

@@ -3,7 +3,7 @@
 The algorithm form is generated from the ``learners`` registry: only algorithms that support
 the project's task, one field per parameter with its range and help, values validated by
 :func:`learners.validate_params`. Every change (algorithm, a parameter, stream state,
-showing predictions, memberships) is recorded as a :class:`.models.ProjectChange` and takes
+showing predictions, memberships) is recorded by :mod:`.changes` and takes
 effect for the next decision (the pipeline reads the project at every run).
 """
 
@@ -25,7 +25,8 @@ from learners.features import KINDS, default_config
 
 from . import enqueue
 from .access import project_for
-from .models import Membership, Project, ProjectChange
+from .changes import change_settings, record
+from .models import Membership, Project
 from .projects import create_project
 
 DEFAULT_ALGORITHM = {"binary": "paa-i", "multiclass": "mpaa-i", "cost-sensitive": "cspaa"}
@@ -55,25 +56,12 @@ def _form_params(algorithm: str, post: Any) -> dict[str, Any]:
     return learners.validate_params(algorithm, raw)
 
 
-def record(project: Project, user: Any, field: str, old: Any, new: Any) -> None:
-    """Add a history entry when ``old != new``."""
-    if old != new:
-        ProjectChange.objects.create(project=project, user=user, field=field, old=old, new=new)
-
-
 def _apply_learner(request: HttpRequest, project: Project) -> None:
     algorithm = request.POST.get("algorithm", "")
     if algorithm not in learners.names_for_task(project.task):
         raise ValueError(f"algorithm must be one of {', '.join(learners.names_for_task(project.task))} "
                          f"for a {project.task} project (got {algorithm!r})")
-    params = _form_params(algorithm, request.POST)
-    old_algorithm, old_params = project.algorithm, project.learner_params()
-    project.algorithm, project.params = algorithm, params
-    project.check_config()
-    project.save(update_fields=["algorithm", "params"])
-    record(project, request.user, "algorithm", old_algorithm, algorithm)
-    for key in sorted(set(params) | set(old_params)):
-        record(project, request.user, f"params.{key}", old_params.get(key), params.get(key))
+    change_settings(project, request.user, algorithm=algorithm, params=_form_params(algorithm, request.POST))
 
 
 def _optional_number(post: Any, name: str, kind: type, low: float, high: float | None) -> Any:
@@ -105,10 +93,7 @@ def _apply_settings(request: HttpRequest, project: Project) -> None:
            "dashboard_for_annotators": post.get("dashboard_for_annotators") == "on",
            "budget_ratio": ratio, "budget_per_day": per_day,
            "price_per_label": _optional_number(post, "price_per_label", float, 0.0, None)}
-    for field, value in new.items():
-        record(project, request.user, field, getattr(project, field), value)
-        setattr(project, field, value)
-    project.save(update_fields=list(new))
+    change_settings(project, request.user, **new)
 
 
 def _apply_member(request: HttpRequest, project: Project) -> None:

@@ -13,7 +13,7 @@ from learners.replay_svg import line_chart
 
 from . import enqueue
 from .access import project_for
-from .console_views import record
+from .changes import change_settings
 from .models import PlannerRun, Project
 from .planner import MAX_CANDIDATES, candidate_params
 
@@ -88,9 +88,6 @@ def planner_use(request: HttpRequest, pk: int, run_pk: int, index: int) -> HttpR
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=project.pk)
         params = candidate_params(project, cand["algorithm"], cand["delta"])
-        record(project, request.user, "algorithm", project.algorithm, cand["algorithm"])
-        record(project, request.user, "params.delta", project.learner_params().get("delta"), params["delta"])
-        project.algorithm, project.params = cand["algorithm"], params
-        project.save(update_fields=["algorithm", "params"])
+        change_settings(project, request.user, algorithm=cand["algorithm"], params=params)
         enqueue.items_changed(project.pk)
     return redirect("console", pk=project.pk)

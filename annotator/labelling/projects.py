@@ -1,4 +1,5 @@
-"""Creating projects (outside the admin): validated config plus the initial learner state."""
+"""The one path that creates projects (console form, demo command, Django admin, tests):
+validated config plus the initial learner state."""
 
 from __future__ import annotations
 
@@ -6,23 +7,29 @@ from typing import Any
 
 from django.db import transaction
 
+from learners.features import default_config, make_featurizer
+
 from .models import Project
 from .state_store import create_state
 
 
 def create_project(**fields: Any) -> Project:
-    """Create a project and its initial learner state in one transaction.
+    """Create a project from :class:`~.models.Project` fields, see :func:`save_new_project`."""
+    return save_new_project(Project(**fields))
 
-    ``fields`` are :class:`~.models.Project` fields; ``featurizer_config`` defaults to the
-    default config of ``item_kind`` and is stored complete (every option and the version).
-    ValueError (naming the problem) when the algorithm,
-    its parameters, the classes or the featurizer config are invalid.
+
+def save_new_project(project: Project) -> Project:
+    """Save a new (unsaved) project and its initial learner state in one transaction.
+
+    ``featurizer_config`` defaults to the default config of ``item_kind`` and is stored
+    complete (every option and the version). ValueError (naming the problem) when the
+    algorithm, its parameters, the classes or the featurizer config are invalid; nothing is
+    saved then.
     """
-    from learners.features import default_config, make_featurizer
-
-    config = fields.get("featurizer_config") or default_config(fields["item_kind"])
-    fields["featurizer_config"] = make_featurizer(config).config()  # complete, with its version
-    project = Project(**fields)
+    config = project.featurizer_config or default_config(project.item_kind)
+    if not isinstance(config, dict) or config.get("kind") != project.item_kind:
+        raise ValueError(f"featurizer_config must have kind {project.item_kind!r}")
+    project.featurizer_config = make_featurizer(config).config()  # complete, with its version
     project.check_config()
     with transaction.atomic():
         project.save()

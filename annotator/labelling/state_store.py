@@ -48,12 +48,6 @@ def create_state(project: Project) -> LearnerState:
         rng_state=rng_to_json(np.random.default_rng(project.rng_seed)))
 
 
-def ensure_state(project: Project) -> None:
-    """Create the project's initial state unless it exists."""
-    if not LearnerState.objects.filter(project=project).exists():
-        create_state(project)
-
-
 @dataclass
 class Locked:
     """A locked state row with its live learner and RNG; call :meth:`save` to persist both."""
