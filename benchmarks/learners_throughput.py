@@ -6,7 +6,7 @@ For each algorithm, in the same run and on the same permutation and uniforms:
 * ``per-item``: the learner API, ``decide(x, rng)`` then ``learn(x, y)`` when queried, on
   pre-sliced CSR rows (as the app passes them);
 * ``block``: ``decide_block`` on 64-row blocks + ``skip`` between queried items (the replay
-  fast path; the loop is :func:`tests.linear_support.online_run`).
+  fast path; the loop is :func:`tests.support.linear.online_run`).
 
 All three must query the same items (checked). Prints the median of 5 repeats and the ratios
 to the naive loop. Usage: ``.venv/bin/python benchmarks/learners_throughput.py [--repeats 5]``
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import learners  # noqa: E402
-from tests.linear_support import Stream, calibrate_delta, online_run  # noqa: E402
+from tests.support.linear import Stream, calibrate_delta, online_run  # noqa: E402
 from tests.test_learners_real_data import load_a8a  # noqa: E402
 
 CONFIGS = {

@@ -10,7 +10,7 @@ six seeded shuffles (10,000 items; the repeats are new items to the app), ``mpaa
 100 so that nearly every item is queried (the heaviest case for the queue). gunicorn runs the
 production settings (``DEBUG=0``, ``HTTPS=0`` on loopback) with ``--web PROCESSES:THREADS``;
 two ``celery worker --pool=solo`` processes, one with the beat sweep. Annotators are threads of
-this process (:class:`benchmarks.http_annotator.HttpAnnotator`, keep-alive like a browser):
+this process (:class:`harness.http_annotator.HttpAnnotator`, keep-alive like a browser):
 log in through the form, then POST a label with ``HX-Request`` and get the next item's panel in
 the same response (the browser's round trip). ``--runs N:T`` runs N annotators who look at each
 item for T ms before answering (0: a stress test where every annotator answers at once). The
@@ -22,7 +22,7 @@ purpose slowly; that start-up is not the steady state), then measures for ``--se
 monitor polls the database every 20 ms and stamps each label when it is applied: label -> new
 model version latency at 20 ms resolution. CPU seconds of each part (gunicorn, Celery workers,
 PostgreSQL, Redis, the client processes) are sampled from ``/proc`` every 0.5 s over the same
-window (:class:`benchmarks.cpu_usage.CpuMeter`), per label; how busy the cores were comes from
+window (:class:`harness.cpu_usage.CpuMeter`), per label; how busy the cores were comes from
 ``/proc/stat``.
 
 Everything, clients included, shares this machine's cores: the figures are a floor.
@@ -150,7 +150,7 @@ def annotate(base: str, project_id: int, names: list[str], gold: dict[int, int],
              ready: Any, stop: Any, results: Any) -> None:
     """One client process: an annotator thread per name; sets ``ready`` once each has labelled an
     item, labels until ``stop``, then puts each annotator's record on ``results``."""
-    from benchmarks.http_annotator import HttpAnnotator
+    from harness.http_annotator import HttpAnnotator
 
     done = threading.Event()
     people = [HttpAnnotator(base, project_id, name, "load-pw", gold, done, think_s=think_s) for name in names]
@@ -184,8 +184,8 @@ def start_annotators(base: str, project_id: int, n: int, gold: dict[int, int], t
 
 def run(config: dict) -> dict:
     """One measured run on the fresh database ``config["db"]``; returns the figures of the report."""
-    from benchmarks import cpu_usage
-    from benchmarks.servers import Gunicorn
+    from harness import cpu_usage
+    from harness.servers import Gunicorn
 
     annotators, think_ms, seconds = config["annotators"], config["think_ms"], config["seconds"]
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from annotator.labelling.models import LearnerState, Project, ProjectChange
 from learners.features import make_featurizer
 
-from .apphelpers import text_project
+from .support.app import text_project
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from annotator.labelling.demo import NAME
 from annotator.labelling.models import Item, Label, LearnerState, Project
 from annotator.labelling.vectors import decode
 
-from .apphelpers import text_project
+from .support.app import text_project
 
 pytestmark = pytest.mark.django_db
 

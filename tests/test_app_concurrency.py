@@ -10,7 +10,7 @@ from annotator.labelling import state_store
 from annotator.labelling.models import Item, Label, LearnerState
 from annotator.labelling.pipeline import update_project
 
-from .apphelpers import digits_project, member
+from .support.app import digits_project, member
 
 
 def test_concurrent_runs_apply_each_label_once(transactional_db):

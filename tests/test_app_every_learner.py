@@ -8,7 +8,7 @@ import learners
 from annotator.labelling.models import Label, LearnerState
 from annotator.labelling.simulation import simulate
 
-from .apphelpers import digits_project, vector_records
+from .support.app import digits_project, vector_records
 
 pytestmark = pytest.mark.django_db
 

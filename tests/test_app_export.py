@@ -12,7 +12,7 @@ from annotator.labelling.models import Item, LearnerState
 from annotator.labelling.pipeline import update_project
 from learners import load_model
 
-from .apphelpers import digits_project, member
+from .support.app import digits_project, member
 
 pytestmark = pytest.mark.django_db
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 
 import numpy as np
 import pytest
@@ -15,7 +13,7 @@ from annotator.labelling.models import ImportJob, Item, Project
 from annotator.labelling.projects import create_project
 from annotator.labelling.vectors import decode
 
-from .apphelpers import digits_project, text_project
+from .support.app import digits_project, text_project, zip_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -44,14 +42,6 @@ def url_project() -> Project:
 def vector_project(n_features: int = 5) -> Project:
     return create_project(name="vectors", task="binary", item_kind="vectors", classes=["neg", "pos"],
                           algorithm="paa-i", featurizer_config={"kind": "vectors", "n_features": n_features})
-
-
-def zip_bytes(entries: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in entries.items():
-            zf.writestr(name, data)
-    return buf.getvalue()
 
 
 def digit(value: int) -> bytes:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from annotator.labelling.metrics import project_metrics
 from annotator.labelling.models import Item, Label, Membership
 
-from .apphelpers import member, text_project
+from .support.app import member, text_project
 
 pytestmark = pytest.mark.django_db
 

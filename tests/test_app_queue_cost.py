@@ -22,7 +22,7 @@ from annotator.labelling.models import Item, Label, LearnerState, Membership
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.rows import ROW_BY_ROW, save_fields
 
-from .apphelpers import digits_project, leased_item_id, member
+from .support.app import digits_project, leased_item_id, member
 
 HX = {"HTTP_HX_REQUEST": "true"}
 #: Statements of one htmx label request (session, user, project, the label + next lease

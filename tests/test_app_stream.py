@@ -13,7 +13,7 @@ from annotator.labelling.vectors import decode
 from learners.paa import PAA
 from learners.registry import REGISTRY, register
 
-from .apphelpers import digits_project, member
+from .support.app import digits_project, member
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from annotator.labelling.annotation import LeasedToOtherError, lease_next, submi
 from annotator.labelling.models import ImportJob, Item, Label, Membership
 from annotator.labelling.pipeline import update_project
 
-from .apphelpers import SPAM, digits_project, leased_item_id, member, text_project
+from .support.app import SPAM, digits_project, leased_item_id, member, text_project
 
 pytestmark = pytest.mark.django_db
 

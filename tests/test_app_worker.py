@@ -12,7 +12,7 @@ from django.test import Client
 from annotator.labelling.enqueue import items_changed
 from annotator.labelling.models import Item, Label, LearnerState, Membership
 
-from .apphelpers import Worker, digits_project, label_everything, member
+from .support.app import Worker, digits_project, label_everything, member
 
 
 @pytest.fixture

@@ -24,8 +24,7 @@ from annotator.labelling.ingest import run_job
 from annotator.labelling.models import ImportJob, Item, Label, Membership, Project
 from annotator.labelling.pipeline import update_project
 
-from .apphelpers import digits_project, member, text_project
-from .test_app_ingest import zip_bytes
+from .support.app import digits_project, member, text_project, zip_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import learners
-from tests.linear_support import FixedRng, assert_two_class_matches_binary
+from tests.support.linear import FixedRng, assert_two_class_matches_binary
 
 
 def test_pea_hand_computed_rounds():

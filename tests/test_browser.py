@@ -13,8 +13,8 @@ import pytest
 from annotator.labelling.demo import create_demo
 from annotator.labelling.models import Item, Label, LearnerState, PlannerRun, Project
 
-from .apphelpers import Worker
-from .browser_support import log_in, screenshot
+from .support.app import Worker
+from .support.browser import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -1,4 +1,4 @@
-"""The load benchmark's CPU accounting (benchmarks/cpu_usage.py) on real processes: a process
+"""The load benchmark's CPU accounting (harness/cpu_usage.py) on real processes: a process
 that exits inside the window keeps the CPU it used there, and one that had used CPU before the
 window is not charged for it (reading only at both ends once subtracted a whole lifetime)."""
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from benchmarks.cpu_usage import CpuMeter, machine_ticks
+from harness.cpu_usage import CpuMeter, machine_ticks
 
 BURN = ("import sys, time\nt = time.process_time()\n"
         "while time.process_time() - t < float(sys.argv[1]): pass\nprint('burnt', flush=True)\n")

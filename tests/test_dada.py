@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import learners
-from tests.linear_support import FixedRng, assert_two_class_matches_binary, trajectory
+from tests.support.linear import FixedRng, assert_two_class_matches_binary, trajectory
 
 
 @pytest.mark.parametrize("name,w_after_round4", [

@@ -17,7 +17,7 @@ from learners.fast.libsvm import read_libsvm
 from learners.fast.replay import has_compiled_loop
 from learners.replay_engine import replay, replay_compiled, replay_per_item
 
-from .test_replay import synthetic
+from .support.synthetic import synthetic
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 A8A = [DATA / "libsvm_binary" / "a8a.gz", DATA / "libsvm_binary" / "a8a.t.gz"]

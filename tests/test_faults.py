@@ -18,10 +18,10 @@ from annotator.labelling.faults import PREFIX
 from annotator.labelling.models import Item, Label, LearnerState, Project
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.vectors import decode
-from benchmarks.http_annotator import CSRF, ITEM, HttpAnnotator
-from benchmarks.servers import Gunicorn, free_port
+from harness.http_annotator import CSRF, ITEM, HttpAnnotator
+from harness.servers import Gunicorn, free_port
 
-from .apphelpers import Worker, digits_project, leased_item_id, member, worker_database_url
+from .support.app import Worker, digits_project, leased_item_id, member, worker_database_url
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 

@@ -25,7 +25,7 @@ from learners.features import (
 )
 from learners.features.url import COUNT_NAMES, is_ip_literal, split_url, url_tokens
 
-from . import raw_data
+from .support import raw_data
 
 # ----------------------------------------------------------------------------- helpers
 GOOD = {

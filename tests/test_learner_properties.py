@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import learners
-from tests.linear_support import FixedRng, trajectory
+from tests.support.linear import FixedRng, trajectory
 
 MODULES = ("learners.paa", "learners.soal", "learners.dada", "learners.baselines")
 NAMES = sorted(n for n, s in learners.REGISTRY.items() if s.cls.__module__ in MODULES)

@@ -31,8 +31,8 @@ from sklearn.datasets import load_svmlight_file
 
 import learners
 from learners.metrics import binary_metrics
-from tests.conftest import shared_dataset
-from tests.linear_support import Stream, calibrate_delta, online_run
+from tests.support.linear import Stream, calibrate_delta, online_run
+from tests.support.resources import shared_dataset
 
 pytestmark = pytest.mark.datasets
 N_PERMUTATIONS = 5

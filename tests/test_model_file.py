@@ -15,7 +15,7 @@ import learners
 from learners.features import FeatureError, default_config, make_featurizer
 from learners.model_file import card_path, model_bytes
 
-from . import raw_data
+from .support import raw_data
 
 CARD = {"algorithm": "paa-i", "delta": 0.5, "labels_used": 0, "items_seen": 0,
         "metrics": {"query_ratio": 0.25}, "created": "2025-01-01T00:00:00Z", "model_version": 3}

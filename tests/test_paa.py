@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import learners
-from tests.linear_support import FixedRng
+from tests.support.linear import FixedRng
 
 
 def test_paa_i_three_hand_computed_rounds():

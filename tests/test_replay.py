@@ -17,15 +17,9 @@ from learners.metrics import stream_metrics
 from learners.replay import main, parse_ratio, parse_values
 from learners.replay_engine import Setting, calibrate, make_task, replay_fast, replay_per_item, run_once
 
+from .support.synthetic import synthetic
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def synthetic(n: int, d: int, k: int, seed: int = 0) -> tuple[sp.csr_matrix, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=0.3, random_state=seed, format="csr", data_rvs=rng.standard_normal)
-    W = rng.normal(size=(d, k))
-    y = np.argmax(X @ W + 0.3 * rng.normal(size=(n, k)), axis=1).astype(np.int64)
-    return X, y
 
 
 def test_bulk_uniforms_equal_sequential_draws():

@@ -17,7 +17,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from annotator.labelling.models import ImportJob, Item, Membership, PlannerRun
 from annotator.labelling.pipeline import update_project
 
-from .apphelpers import ROOT, digits_project, member
+from .support.app import ROOT, digits_project, member
 
 ROLES = ("anonymous", "outsider", "annotator", "admin")
 LOGIN = "login"  # expected: a redirect to the login page

@@ -19,7 +19,7 @@ from annotator.labelling.models import (
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.tasks import heartbeat
 
-from .apphelpers import digits_project, leased_item_id, member
+from .support.app import digits_project, leased_item_id, member
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}

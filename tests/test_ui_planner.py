@@ -9,7 +9,7 @@ from annotator.labelling import planner
 from annotator.labelling.models import Membership, PlannerRun, ProjectChange
 from learners.replay_engine import Setting, run_once, summarise
 
-from .apphelpers import Worker, digits_project, member
+from .support.app import Worker, digits_project, member
 
 CANDIDATES = {"algorithm-0": "mpaa-i", "delta-0": "0.1", "algorithm-1": "mpaa", "delta-1": "1",
               "runs": "2"}

@@ -11,7 +11,7 @@ from annotator.labelling.models import Item, Label, LearnerState, Membership, Sk
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.vectors import decode
 
-from .apphelpers import digits_project, leased_item_id, member, text_project
+from .support.app import digits_project, leased_item_id, member, text_project
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}

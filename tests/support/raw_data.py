@@ -1,6 +1,6 @@
 """Readers of the raw items in ``../shared/datasets`` used by the featurizer and export tests.
 
-Each reader goes through :func:`tests.conftest.shared_dataset` (skip on a laptop without the
+Each reader goes through :func:`tests.support.resources.shared_dataset` (skip on a laptop without the
 data, fail in CI) and returns the first ``n`` items in file order.
 """
 
@@ -13,7 +13,7 @@ import io
 import numpy as np
 from PIL import Image
 
-from .conftest import shared_dataset
+from .resources import shared_dataset
 
 
 def sms(n: int) -> tuple[list[str], list[str]]:

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from .conftest import services_required
+from .resources import services_required
 
 CHROMIUM = "/usr/bin/chromium"
-OUTPUT = Path(__file__).resolve().parent.parent / "test-output"
+OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
 
 
 def _missing() -> str | None:

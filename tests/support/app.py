@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 import re
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Membership, Project
 from annotator.labelling.projects import create_project
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _names = itertools.count()
 
 SPAM = ["win a free prize now", "call me when you get home", "free entry in a weekly draw",
@@ -158,3 +160,12 @@ def vector_records(classes: list[Any], n: int, n_features: int = 8, seed: int = 
         x[k] += 1.0
         out.append(Record(f"item {i}", [[j, float(v)] for j, v in enumerate(x)], classes[k]))
     return out
+
+
+def zip_bytes(entries: dict[str, bytes]) -> bytes:
+    """A deflated ZIP archive of ``{name: bytes}``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in entries.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
