@@ -94,8 +94,7 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
         item = Item.objects.select_for_update().only(*LEASE_FIELDS).get(pk=item_id, project=project)
         if item.status not in LABELABLE:
             raise ValueError(f"item {item.pk} was not queried (status {item.status})")
-        leased = item.status == Item.Status.LEASED and item.lease_expires >= now
-        if leased and item.lease_owner_id != user.pk:
+        if item.has_live_lease(now) and item.lease_owner_id != user.pk:
             raise LeasedToOtherError("this item is leased to another annotator")
         earlier = list(Label.objects.filter(item_id=item.pk)
                        .values_list("annotator_id", "primary", "undone_at"))

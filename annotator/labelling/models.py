@@ -150,9 +150,14 @@ def waiting_q(now: Any) -> Q:
     return Q(status=Item.Status.QUEUED) | Q(status=Item.Status.LEASED, lease_expires__lt=now)
 
 
+def live_lease_q(now: Any) -> Q:
+    """Items leased to anyone with a lease that has not expired at ``now`` (a live lease)."""
+    return Q(status=Item.Status.LEASED, lease_expires__gte=now)
+
+
 def leased_by_q(user: Any, now: Any) -> Q:
-    """Items leased to ``user`` with a lease that has not expired at ``now`` (a live lease)."""
-    return Q(status=Item.Status.LEASED, lease_owner=user, lease_expires__gte=now)
+    """Items leased to ``user`` with a live lease at ``now``."""
+    return live_lease_q(now) & Q(lease_owner=user)
 
 
 class ItemQuerySet(models.QuerySet):
@@ -176,7 +181,7 @@ class ItemQuerySet(models.QuerySet):
 
     def live_leases(self, now: Any = None) -> ItemQuerySet:
         """Leased to anyone with a lease that has not expired."""
-        return self.filter(status=Item.Status.LEASED, lease_expires__gte=now or timezone.now())
+        return self.filter(live_lease_q(now or timezone.now()))
 
 
 class Item(models.Model):
@@ -231,6 +236,10 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project_id}#{self.seq}"
+
+    def has_live_lease(self, now: Any) -> bool:
+        """This row is leased with a lease that has not expired at ``now`` (:func:`live_lease_q`)."""
+        return self.status == Item.Status.LEASED and self.lease_expires >= now
 
     def raw(self) -> Any:
         """The raw item as the project's featurizer takes it (bytes, str or pairs)."""
