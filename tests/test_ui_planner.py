@@ -6,7 +6,7 @@ import pytest
 
 from annotator.labelling import planner
 from annotator.labelling.models import Membership, PlannerRun, ProjectChange
-from learners.replay_engine import Setting, run_once, summarise
+from learners.evaluation.engine import Setting, run_once, summarise
 
 from .apphelpers import Worker, digits_project, member
 
