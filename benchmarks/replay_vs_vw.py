@@ -7,7 +7,7 @@ Every contender streams the 32,561 items of ``a8a.gz`` + ``a8a.t.gz`` once, in f
 at about ``--ratio`` queries, and is timed end to end from the gzip files (reading and
 parsing included; the interpreter and imports excluded for all). Ours is also timed without
 loading (the replay loop alone). Knobs are calibrated to the ratio before timing (untimed):
-our delta by :func:`learners.replay_engine.calibrate`, VW's ``--mellowness`` by bisection on
+our delta by :func:`learners.evaluation.engine.calibrate`, VW's ``--mellowness`` by bisection on
 the query count VW reports, river's ``discount_factor`` likewise.
 
 * Vowpal Wabbit: ``--active --simulation --binary`` through the PyPI ``vowpalwabbit`` package;
@@ -43,8 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import learners  # noqa: E402
-from learners.datasets import load  # noqa: E402
-from learners.replay_engine import Result, Setting, calibrate, make_task, replay  # noqa: E402
+from learners.evaluation.datasets import load  # noqa: E402
+from learners.evaluation.engine import Result, Setting, calibrate, make_task, replay  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "datasets" / "libsvm_binary"
 FILES = [DATA / "a8a.gz", DATA / "a8a.t.gz"]

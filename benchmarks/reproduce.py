@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/reproduce.py [--quick] [--jobs J] [--runs N]
 
 For each paper, the protocol of its experiments (see the specs) through the replay engine
-(``learners.replay.run_experiment``), on the data sets it used or their stand-ins here:
+(``learners.evaluation.cli.run_experiment``), on the data sets it used or their stand-ins here:
 
 * PAA (paa.md sec. 6): PAA family and baselines at ~10% and ~20% query ratios on the LIBSVM
   binary sets (online F1, query ratio, seconds), C chosen from 2^-5..2^5 by the best online F1
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from learners import REGISTRY  # noqa: E402
-from learners.replay import build_parser, plot_svg, run_experiment  # noqa: E402
+from learners.evaluation.cli import build_parser, plot_svg, run_experiment  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "datasets"
 OUT = ROOT / "benchmarks" / "REPRODUCTION.md"
@@ -159,7 +159,7 @@ def fixed_ratio_table(report: Report, title: str, sets: dict[str, list[str]], al
 
 def sweep_plot(report: Report, title: str, files: list[str], algos: list, sweep: str, runs: int, jobs: int,
                metric: str, slug: str, positive: str | None = None) -> None:
-    from learners.replay_svg import line_chart
+    from learners.evaluation.charts import line_chart
 
     report.add(f"### {title}", "", f"| algorithm | delta | {metric} | query % |", "|---|---|---|---|")
     series = []

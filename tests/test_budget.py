@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 import learners
 from learners.budget import BudgetController, knob_name
-from learners.replay_engine import replay_per_item
+from learners.evaluation.engine import replay_per_item
 
 
 def test_law_moves_log_knob_by_gain_times_error():

@@ -9,7 +9,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from learners.datasets import detect_format, load, preprocess
+from learners.evaluation.datasets import detect_format, load, preprocess
 from tests.support.resources import shared_dataset
 
 LIBSVM = "+1 1:0.5 3:2\n-1 2:1.5\n+1 1:1 2:0 3:-1\n"

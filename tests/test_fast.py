@@ -12,10 +12,10 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_files
 
 import learners
-from learners.datasets import load
-from learners.fast.libsvm import read_libsvm
+from learners.evaluation.datasets import load
+from learners.evaluation.engine import replay, replay_compiled, replay_per_item
+from learners.evaluation.libsvm import read_libsvm
 from learners.fast.replay import has_compiled_loop
-from learners.replay_engine import replay, replay_compiled, replay_per_item
 
 from .support.synthetic import synthetic
 

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 import learners
-from learners.metrics import binary_metrics
+from learners.evaluation.metrics import binary_metrics
 from tests.support.linear import Stream, calibrate_delta, online_run
 from tests.support.resources import shared_dataset
 

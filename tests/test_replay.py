@@ -13,9 +13,9 @@ import pytest
 import scipy.sparse as sp
 
 import learners
-from learners.metrics import stream_metrics
-from learners.replay import main, parse_ratio, parse_values
-from learners.replay_engine import Setting, calibrate, make_task, replay_fast, replay_per_item, run_once
+from learners.evaluation.cli import main, parse_ratio, parse_values
+from learners.evaluation.engine import Setting, calibrate, make_task, replay_fast, replay_per_item, run_once
+from learners.evaluation.metrics import stream_metrics
 
 from .support.synthetic import synthetic
 
@@ -90,7 +90,7 @@ def test_delta_calibration_hits_target():
     setting = Setting("paa-i", learners.validate_params("paa-i", {}))
 
     def evaluate(settings):
-        from learners.replay_engine import Result, summarise
+        from learners.evaluation.engine import Result, summarise
         out = []
         for s in settings:
             mean, std = summarise([run_once(s, X, task, 0, r) for r in range(2)])
@@ -216,7 +216,7 @@ def test_cli_errors_are_one_line_with_nonzero_exit(case, pattern, small_file, tm
 
 
 def test_block_maker_builds_the_same_rows_as_scipy():
-    from learners.replay_engine import _BlockMaker
+    from learners.evaluation.engine import _BlockMaker
     X, _ = synthetic(50, 9, 2)
     make_block = _BlockMaker(X)
     assert make_block.direct  # the pinned scipy has the expected layout

@@ -1,5 +1,5 @@
 """The server-drawn SVG charts put points where the axis arithmetic says (hand-computed pixels)."""
-from learners.replay_svg import line_chart
+from learners.evaluation.charts import line_chart
 
 
 def test_polyline_points_are_the_hand_computed_pixels():

@@ -7,7 +7,7 @@ import pytest
 import learners
 from annotator.labelling import planner
 from annotator.labelling.models import Membership, PlannerRun, ProjectChange
-from learners.replay_engine import Setting, run_once, summarise
+from learners.evaluation.engine import Setting, run_once, summarise
 
 from .support.app import Worker, digits_project, member
 

@@ -19,8 +19,8 @@ from django.core.cache import cache
 from django.db.models import Max
 from django.utils import timezone
 
-from learners.metrics import importance_weighted_accuracy
-from learners.replay_svg import line_chart
+from learners.evaluation.charts import line_chart
+from learners.evaluation.metrics import importance_weighted_accuracy
 
 from .metrics import _decisions, project_metrics
 from .models import Item, Label, LearnerState, Project, WorkerHeartbeat

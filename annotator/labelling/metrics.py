@@ -9,7 +9,7 @@
   that has a known (gold) class, queried or not.
 * ``accuracy_iw``: the importance-weighted (Horvitz-Thompson) estimate of online accuracy
   from queried items only, each weighted by 1/q, with its 95% interval
-  (:func:`learners.metrics.importance_weighted_accuracy`). The estimator needs the label
+  (:func:`learners.evaluation.metrics.importance_weighted_accuracy`). The estimator needs the label
   of every queried item of the stream it covers, so it covers the longest prefix of the
   stream (in ``seq`` order) before the first queried item still waiting for a label;
   queried items that were skipped are left out of the stream (they will never have one).
@@ -25,7 +25,7 @@ import numpy as np
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
-from learners.metrics import accuracy, importance_weighted_accuracy
+from learners.evaluation.metrics import accuracy, importance_weighted_accuracy
 
 from .models import Item, Label, Project, waiting_q
 

@@ -4,7 +4,7 @@ human labels.
 Data: the items with a gold label, in arrival order; if none has one, the items labelled so far
 (their primary labels). Each candidate (algorithm, delta; the algorithm's other parameters at
 their registry defaults, or at the project's values when it is the project's algorithm) is
-replayed by :func:`learners.replay_engine.run_once` on ``runs`` random permutations (the papers'
+replayed by :func:`learners.evaluation.engine.run_once` on ``runs`` random permutations (the papers'
 protocol: a prediction on every round, mistakes counted on every round, learning from queried
 labels only), giving online accuracy and query ratio (and F1 for binary tasks).
 """
@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from django.db.models import F
 
 import learners
-from learners.replay_engine import Setting, Task, run_once, summarise
+from learners.evaluation.engine import Setting, Task, run_once, summarise
 
 from .models import Item, Label, PlannerRun, Project
 from .vectors import decode

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 import learners
-from learners.replay_svg import line_chart
+from learners.evaluation.charts import line_chart
 
 from . import enqueue
 from .access import project_for

@@ -1,4 +1,4 @@
-"""Compiled (numba) versions of the hot loops: the LIBSVM reader and the replay loops.
+"""Compiled (numba) versions of the replay loops of the binary PAA family and D-ADA / D-AMD.
 
 Each gives exactly the numbers of the plain Python/numpy code it replaces (tests compare
 them); numba caches the machine code on disk (``cache=True``), so only the first call in a

@@ -3,7 +3,7 @@
 ``compiled_replay(learner, X, y, u)`` runs the whole stream in one numba function: the same
 per-round arithmetic as the learner's ``_predict_and_query`` / ``_update`` (paa.py, dada.py),
 the same query modes (active / random / all), and the same uniforms ``u`` that
-:func:`learners.replay_engine.replay_fast` draws (``rng.random(n)``), so the decisions are those
+:func:`learners.evaluation.engine.replay_fast` draws (``rng.random(n)``), so the decisions are those
 of the per-item loop. Sums run left to right over the stored entries of each row; numpy's dot
 may add in another order, so weights can differ from the per-item loop in the last bits
 (tests: identical decisions, weights equal to 1e-12).

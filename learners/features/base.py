@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from ..registry import Param
+from ..params import Param
 
 
 class FeatureError(ValueError):

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ..registry import Param
+from ..params import Param
 from .base import BaseFeaturizer, FeatureError
 
 #: Pillow's default ``Image.MAX_IMAGE_PIXELS`` (it warns above it and refuses above twice it);

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 
-from ..registry import Param
+from ..params import Param
 from .base import BaseFeaturizer, decode_utf8
 
 TOKEN_PATTERN = r"(?u)\b\w+\b"

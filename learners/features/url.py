@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.preprocessing import normalize
 
-from ..registry import Param
+from ..params import Param
 from .base import BaseFeaturizer, FeatureError, decode_utf8
 
 COUNT_NAMES = ("length", "digits", "dots", "hyphens", "at_signs", "ip_host", "path_depth",

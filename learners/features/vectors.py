@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..registry import Param
+from ..params import Param
 from .base import BaseFeaturizer, FeatureError
 
 

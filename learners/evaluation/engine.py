@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .base import Learner
-from .budget import BudgetController, knob_name
-from .fast.replay import compiled_replay, has_compiled_loop
+from ..base import Learner
+from ..budget import BudgetController, knob_name
+from ..fast.replay import compiled_replay, has_compiled_loop
+from ..registry import get_spec, make, validate_params
 from .metrics import stream_metrics
-from .registry import get_spec, make, validate_params
 
 #: the metrics reported for every setting (binary-only ones are absent for multiclass tasks)
 METRICS = ("accuracy", "f1", "precision", "recall", "sensitivity", "specificity", "sum", "cost",

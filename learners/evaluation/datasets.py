@@ -129,7 +129,7 @@ def _load_libsvm(paths: list[Path], n_features: int | None) -> tuple[sp.csr_matr
     """The compiled reader when the files fit its fast path (same numbers), else scikit-learn's."""
     from sklearn.datasets import load_svmlight_files
 
-    from .fast.libsvm import read_libsvm
+    from .libsvm import read_libsvm
 
     fast = read_libsvm(paths, n_features)
     if fast is not None:
