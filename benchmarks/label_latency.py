@@ -5,9 +5,9 @@
 
 Creates the OCR digits demo project on a throw-away database, starts ONE worker process
 (``celery -A annotator worker --pool=solo``), then 200 times: lease the next queued item,
-save its gold label exactly as the queue page does (``submit_label``: a transaction whose
-``on_commit`` sends ``apply_labels``) and measure the time from the call until the
-project's learner-state version has increased (polled every 2 ms). The version bump
+save its gold label exactly as the queue page does (``submit_label``, then
+``enqueue.labels_changed`` sends ``apply_labels`` once it committed) and measure the time
+from the call until the project's learner-state version has increased (polled every 2 ms). The version bump
 includes applying the label and deciding new items up to the look-ahead. Reports median,
 p95 and max in milliseconds. Default: SQLite + filesystem broker (``make run``); with
 ``--postgres`` and ``--redis``: PostgreSQL + Redis.
@@ -40,6 +40,7 @@ def main() -> None:
 
     from annotator.labelling.annotation import lease_next, submit_label
     from annotator.labelling.demo import create_demo
+    from annotator.labelling.enqueue import labels_changed, top_up_if_low
     from annotator.labelling.models import LearnerState
 
     project, _ = create_demo()
@@ -57,12 +58,14 @@ def main() -> None:
         latencies = []
         while len(latencies) < args.labels:
             item = lease_next(project, user)
+            top_up_if_low(project)  # as the queue view does
             if item is None:  # the worker is still deciding the first items
                 time.sleep(0.01)
                 continue
             before = version()
             t0 = time.perf_counter()
-            submit_label(project, item.pk, user, item.gold)  # commits; on_commit sends apply_labels
+            submit_label(project, item.pk, user, item.gold)  # commits
+            labels_changed(project.pk)  # as the label view does: sends apply_labels
             while version() == before:
                 time.sleep(0.002)
             latencies.append((time.perf_counter() - t0) * 1000)

@@ -9,7 +9,7 @@ import pytest
 from django.db.models import Count
 from django.test import Client
 
-from annotator.labelling.enqueue import items_changed
+from annotator.labelling.enqueue import items_changed, labels_changed
 from annotator.labelling.models import Item, Label, LearnerState, Membership
 
 from .support.app import Worker, digits_project, label_everything, member
@@ -77,6 +77,7 @@ def test_the_worker_keeps_its_database_connection_between_tasks(services, transa
     for n in range(1, 6):  # five labels: five apply_labels tasks
         item = lease_next(project, user)
         submit_label(project, item.pk, user, item.gold)
+        labels_changed(project.pk)  # what the label view asks for after a primary label
         worker.wait_for(lambda n=n: LearnerState.objects.get(project=project).version == n, 60, f"label {n}")
     with connection.cursor() as cursor:
         cursor.execute("SELECT backend_start FROM pg_stat_activity WHERE datname = current_database() "

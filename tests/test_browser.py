@@ -85,6 +85,7 @@ def test_annotator_labels_with_the_keyboard_then_sees_the_dashboard(live_server,
     from django.contrib.auth import get_user_model
 
     from annotator.labelling.annotation import lease_next, submit_label
+    from annotator.labelling.enqueue import labels_changed
     from annotator.labelling.models import Membership
 
     other = get_user_model().objects.create_user("second", password="pw")
@@ -92,6 +93,7 @@ def test_annotator_labels_with_the_keyboard_then_sees_the_dashboard(live_server,
     for _ in range(3):
         item = lease_next(project, other)
         submit_label(project, item.pk, other, item.gold)
+        labels_changed(project.pk)  # as the label view does
     page.wait_for_function("document.querySelector('#m-labels').innerText.trim() === '23'", timeout=30_000)
     page.wait_for_function("(b) => document.querySelector('#chart-query-ratio').innerHTML !== b",
                            arg=before, timeout=30_000)
