@@ -17,10 +17,11 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from annotator.labelling import queue, stream
+from annotator.labelling import rows as row_writer
 from annotator.labelling.annotation import lease_next
 from annotator.labelling.models import Item, Label, LearnerState, Membership
 from annotator.labelling.pipeline import update_project
-from annotator.labelling.rows import ROW_BY_ROW, save_fields
+from annotator.labelling.rows import save_fields
 
 from .support.app import digits_project, leased_item_id, member
 
@@ -118,15 +119,17 @@ def test_a_low_query_ratio_still_fills_the_look_ahead():
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("rows", [1, ROW_BY_ROW, ROW_BY_ROW + 1, 30])
-def test_save_fields_writes_the_given_fields_only(rows):
+@pytest.mark.parametrize("rows", [1, 4, 5, 30])
+def test_save_fields_writes_the_given_fields_only(rows, monkeypatch):
+    """One set-wise statement per chunk of rows (4 here), whatever the number of rows in it."""
+    monkeypatch.setattr(row_writer, "CHUNK", 4)
     project = digits_project(rows)
     items = list(Item.objects.filter(project=project).order_by("seq"))
     for k, item in enumerate(items):
         item.score, item.query_prob, item.text = float(k), 0.5, "not saved"
     with CaptureQueriesContext(connection) as queries:
         save_fields(items, ["score", "query_prob"])
-    assert len(queries.captured_queries) == (rows if rows <= ROW_BY_ROW else 1)
+    assert len(queries.captured_queries) == -(-rows // 4)
     stored = list(Item.objects.filter(project=project).order_by("seq")
                   .values_list("score", "query_prob", "text"))
     assert stored == [(float(k), 0.5, "") for k in range(rows)]
