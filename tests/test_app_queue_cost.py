@@ -29,8 +29,9 @@ HX = {"HTTP_HX_REQUEST": "true"}
 #: Statements of one htmx label request (session, user, project, the label + next lease
 #: transaction with its savepoints, the progress line); see queue_views.label.
 LABEL_REQUEST_STATEMENTS = 18
-#: Statements of one pipeline run that applies one label and decides one item.
-PIPELINE_STATEMENTS = 12
+#: Statements of one pipeline run that applies one label and decides one item: 12, plus the
+#: log's aggregates (load, save, a checkpoint, the frontier's items and labels, its checkpoint).
+PIPELINE_STATEMENTS = 18
 
 
 def label_once(client: Client, project, page) -> tuple[int, object]:

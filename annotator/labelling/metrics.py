@@ -1,4 +1,5 @@
-"""Project metrics computed from the decision log (issue 2 item 9, DESIGN.md section 4).
+"""Project metrics (issue 2 item 9, DESIGN.md section 4), read from the decision log's running
+aggregates (:mod:`.stats`, issue 18) so that a request costs the same at 1k and 1M items.
 
 * ``items``, ``pending`` (not decided yet) and ``waiting``: items an annotator could lease
   now (:meth:`.models.ItemQuerySet.waiting`, the count the project list and the queue show).
@@ -11,7 +12,8 @@
   from queried items only, each weighted by 1/q, with its 95% interval
   (:func:`learners.evaluation.metrics.importance_weighted_accuracy`). The estimator needs the label
   of every queried item of the stream it covers, so it covers the longest prefix of the
-  stream (in ``seq`` order) before the first queried item still waiting for a label;
+  stream (in ``seq`` order) before the first queried item still waiting for a label applied
+  by the worker (so it follows the model versions, a label or two behind the label count);
   queried items that were skipped are left out of the stream (they will never have one).
 * ``accuracy_queried``: plain accuracy of the predictions on labelled queried items (a
   biased view: the learner queries the items it is unsure of).
@@ -21,22 +23,26 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from django.db.models import Avg, Count, Q
-from django.utils import timezone
+from django.db import transaction
 
-from learners.evaluation.metrics import accuracy, importance_weighted_accuracy
+from learners.evaluation.metrics import iw_estimate
 
-from .models import Item, Label, Project, waiting_q
+from . import stats
+from .models import Item, Label, LearnerState, Project, StreamStats
+from .queue import waiting_count
 
 
-def _decisions(project: Project) -> list[tuple[int, str, Any, float, bool, Any, Any]]:
-    """``(seq, status, prediction, q, queried, gold, primary label value or None)`` by seq."""
-    labels = dict(Label.objects.filter(project=project, primary=True).values_list("item_id", "value"))
-    rows = (Item.objects.filter(project=project).decided().order_by("seq")
-            .values_list("id", "seq", "status", "prediction", "query_prob", "queried", "gold"))
-    return [(seq, status, pred, q, queried, gold, labels.get(pk))
-            for pk, seq, status, pred, q, queried, gold in rows]
+def aggregates(project: Project) -> tuple[StreamStats, LearnerState | None]:
+    """The project's stored aggregates and state (built from the log once, under the state lock,
+    for a project from before they existed)."""
+    found = StreamStats.objects.filter(project=project).first()
+    state = LearnerState.objects.filter(project=project).defer("blob").first()
+    if found is None and state is not None:
+        with transaction.atomic():
+            LearnerState.objects.select_for_update().filter(project=project).defer("blob").first()
+            found = stats.load(project.pk)
+        state.refresh_from_db(fields=["n_decided", "n_queried"])
+    return found or StreamStats(project=project), state
 
 
 def _estimate(value: float | None, n: int, **extra: Any) -> dict[str, Any]:
@@ -44,39 +50,27 @@ def _estimate(value: float | None, n: int, **extra: Any) -> dict[str, Any]:
 
 
 def project_metrics(project: Project) -> dict[str, Any]:
-    """The metrics of the module docstring as a JSON-able dict."""
-    log = _decisions(project)
-    counts = Item.objects.filter(project=project).aggregate(
-        items=Count("id"), pending=Count("id", filter=Q(status=Item.Status.PENDING)),
-        waiting=Count("id", filter=waiting_q(timezone.now())))
-    label_stats = Label.objects.filter(project=project, primary=True).aggregate(
-        n=Count("id"), seconds=Avg("seconds"), applied=Count("id", filter=Q(applied_version__isnull=False)))
-    seen = len(log)
-    queried = sum(1 for r in log if r[4])
-
-    gold_rows = [(r[5], r[2]) for r in log if r[5] is not None]
-    gold_acc = accuracy([g for g, _ in gold_rows], [p for _, p in gold_rows]) if gold_rows else None
-
-    labelled_q = [r for r in log if r[4] and r[6] is not None]
-    q_acc = accuracy([r[6] for r in labelled_q], [r[2] for r in labelled_q]) if labelled_q else None
-
-    stop = next((i for i, r in enumerate(log) if r[4] and r[6] is None and r[1] in Item.AWAITING_LABEL),
-                len(log))
-    prefix = [r for r in log[:stop] if not (r[4] and r[6] is None)]  # drop skipped queried items
-    covered = [r for r in prefix if r[4]]
-    iw = importance_weighted_accuracy(
-        np.array([r[6] == r[2] for r in covered], dtype=bool),
-        np.array([r[3] for r in covered], dtype=float), len(prefix))
-
-    state = getattr(project, "learner_state", None)
+    """The metrics of the module docstring as a JSON-able dict, from the aggregates (:mod:`.stats`)
+    plus the labels not applied yet: a few indexed queries whatever the stream's length."""
+    agg, state = aggregates(project)
+    last = Item.objects.filter(project=project).order_by("-seq").values_list("seq", flat=True).first()
+    items = 0 if last is None else last + 1
+    seen, queried = (state.n_decided, state.n_queried) if state else (0, 0)
+    new = list(Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
+               .values_list("value", "item__prediction", "seconds"))  # the worker's backlog: a few rows
+    labels = agg.labels + len(new)
+    timed = agg.seconds_n + sum(1 for *_, s in new if s is not None)
+    right = agg.labels_correct + sum(1 for v, p, _ in new if v == p)
+    new_seconds = sum(s for *_, s in new if s is not None)
+    iw = iw_estimate(agg.iw_s1, agg.iw_s2, agg.iw_m, agg.iw_seen)
     return {
         "project": project.pk,
         "model_version": state.version if state else 0,
-        "items": counts["items"], "pending": counts["pending"], "waiting": counts["waiting"],
+        "items": items, "pending": items - seen, "waiting": waiting_count(project),
         "seen": seen, "queried": queried, "query_ratio": queried / seen if seen else None,
-        "labels": label_stats["n"], "labels_applied": label_stats["applied"],
-        "seconds_per_label": label_stats["seconds"],
-        "accuracy_gold": _estimate(gold_acc, len(gold_rows)),
-        "accuracy_iw": _estimate(iw.value, iw.n, low=iw.low, high=iw.high, seen=len(prefix)),
-        "accuracy_queried": _estimate(q_acc, len(labelled_q)),
+        "labels": labels, "labels_applied": agg.labels,
+        "seconds_per_label": (agg.seconds_sum + new_seconds) / timed if timed else None,
+        "accuracy_gold": _estimate(agg.gold_correct / agg.gold_n if agg.gold_n else None, agg.gold_n),
+        "accuracy_iw": _estimate(iw.value, iw.n, low=iw.low, high=iw.high, seen=agg.iw_seen),
+        "accuracy_queried": _estimate(right / labels if labels else None, labels),
     }

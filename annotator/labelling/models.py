@@ -398,3 +398,55 @@ class PlannerRun(models.Model):
 
     class Meta:
         ordering = ["-created", "-id"]
+
+
+class StreamStats(models.Model):
+    """Running aggregates of a project's decision log (issue 18, :mod:`.stats`): what the metrics,
+    the dashboard and the model card read instead of the log, so their cost does not grow with
+    the stream. Written only under the learner-state lock (pipeline, undo).
+
+    ``gold_n`` / ``gold_correct``: decided items with a gold class / right predictions among them.
+    ``labels``, ``labels_correct``, ``seconds_sum``, ``seconds_n``: applied primary labels, the
+    ones equal to the logged prediction, and their annotator seconds (labels with a time).
+    ``frontier``: the importance-weighted estimate covers the items with ``seq < frontier``
+    (the stream before the first queried item without an applied label); ``iw_seen``: those
+    items less the skipped queried ones, ``iw_m``: labelled queried items among them,
+    ``iw_s1`` = sum of c/q and ``iw_s2`` = sum of c(1-q)/q^2 over them (c = label right).
+    ``step``: checkpoints (:class:`StreamCheckpoint`) are kept every ``step`` decided items.
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="stream_stats")
+    gold_n = models.BigIntegerField(default=0)
+    gold_correct = models.BigIntegerField(default=0)
+    labels = models.BigIntegerField(default=0)
+    labels_correct = models.BigIntegerField(default=0)
+    seconds_sum = models.FloatField(default=0.0)
+    seconds_n = models.BigIntegerField(default=0)
+    frontier = models.BigIntegerField(default=0)
+    iw_seen = models.BigIntegerField(default=0)
+    iw_m = models.BigIntegerField(default=0)
+    iw_s1 = models.FloatField(default=0.0)
+    iw_s2 = models.FloatField(default=0.0)
+    step = models.BigIntegerField(default=1)
+
+
+class StreamCheckpoint(models.Model):
+    """The aggregates after the first ``t`` decided items (a point of the dashboard's curves).
+
+    Gold and query counts are fixed when item ``t`` is decided; the importance-weighted sums
+    (``iw_*``, see :class:`StreamStats`) are set once the frontier passes ``t`` and cleared
+    when an undo moves it back (None = the estimate at ``t`` still waits for a label).
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="checkpoints")
+    t = models.BigIntegerField()
+    gold_n = models.BigIntegerField()
+    gold_correct = models.BigIntegerField()
+    queried = models.BigIntegerField()
+    iw_seen = models.BigIntegerField(null=True)
+    iw_m = models.BigIntegerField(null=True)
+    iw_s1 = models.FloatField(null=True)
+    iw_s2 = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "t"], name="one_checkpoint_per_t")]

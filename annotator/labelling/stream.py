@@ -19,10 +19,11 @@ import math
 from django.utils import timezone
 
 from . import budget
-from .models import Item, LearnerState, Project
+from .models import Item, LearnerState, Project, StreamStats
 from .queue import look_ahead, waiting_count
 from .rows import update_rows
 from .state_store import Locked
+from .stats import record_decisions
 from .vectors import decode
 
 #: Most items loaded per database round trip while deciding (the first batch is the free places).
@@ -38,10 +39,11 @@ def batch_size(state: LearnerState, places: int) -> int:
     return max(1, min(BATCH, math.ceil(places / ratio)))
 
 
-def advance(lk: Locked, limit: int | None = None) -> int:
+def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
     """Decide pending items until ``look_ahead`` items wait, or ``limit`` items were decided
     (None = no limit); returns the number decided. The decisions of a batch are written by one
-    set-wise statement per chunk (:func:`.rows.update_rows`).
+    set-wise statement per chunk (:func:`.rows.update_rows`) and counted in ``stats``
+    (:func:`.stats.record_decisions`; the caller saves it).
 
     Does nothing while the project is paused. The caller saves ``lk`` afterwards.
     """
@@ -58,13 +60,14 @@ def advance(lk: Locked, limit: int | None = None) -> int:
         if limit is not None:
             size = min(size, limit - decided)
         batch = list(Item.objects.filter(project=project).pending()
-                     .order_by("seq").values_list("id", "vector")[:size])
+                     .order_by("seq").values_list("id", "vector", "gold")[:size])
         if not batch:
             break
         rows = []
         now = timezone.now()
         queried = 0
-        for pk, vector in batch:
+        counted = []
+        for pk, vector, gold in batch:
             x = decode(vector, n)
             if ctl is not None:
                 ctl.apply(learner)
@@ -79,9 +82,11 @@ def advance(lk: Locked, limit: int | None = None) -> int:
                 status = Item.Status.AUTO
                 learner.observe(x)
             rows.append((pk, status, d.prediction, d.score, d.query_prob, d.queried, lk.state.version, now))
+            counted.append((gold, d.prediction, d.queried))
             if waiting >= target:
                 break
         update_rows(Item, DECISION_FIELDS, rows)
+        record_decisions(stats, lk.state.n_decided, lk.state.n_queried, counted)
         decided += len(rows)
         lk.state.n_decided += len(rows)
         lk.state.n_queried += queried
