@@ -141,6 +141,14 @@ class Membership(models.Model):
         return f"{self.user} in {self.project} ({self.role})"
 
 
+def pending_exists(project_ref: Any) -> models.Exists:
+    """SQL ``EXISTS``: the project (a pk or ``OuterRef``) has an item not decided yet, by the
+    ``(project, seq)`` index: the first undecided item has ``seq = learner_state.n_decided``."""
+    decided = LearnerState.objects.filter(project=project_ref).values("n_decided")[:1]
+    return models.Exists(Item.objects.filter(project=project_ref, seq__gte=models.Subquery(decided),
+                                              status=Item.Status.PENDING))
+
+
 def waiting_q(now: Any) -> Q:
     """Items an annotator can lease at ``now``: queued, or leased with a lease that expired.
 
@@ -164,7 +172,9 @@ class ItemQuerySet(models.QuerySet):
     """The item states, one definition each (``now`` defaults to the current time)."""
 
     def pending(self) -> ItemQuerySet:
-        """Not decided yet."""
+        """Not decided yet. Items are decided in ``seq`` order, so these are the items from
+        ``seq = LearnerState.n_decided`` on; the queries that must stay fast at millions of items
+        say so (:func:`pending_exists`, the stream engine) instead of reading every status."""
         return self.filter(status=Item.Status.PENDING)
 
     def decided(self) -> ItemQuerySet:
@@ -231,7 +241,11 @@ class Item(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "seq"], name="one_seq_per_project")]
-        indexes = [models.Index(fields=["project", "status", "seq"])]
+        # issue 18: no index on the churning status column but this partial one, which holds the
+        # queue only (queued and leased items: a few per annotator), for the lease query and the
+        # waiting counts; pending items are found by seq (decided in seq order, see .stream)
+        indexes = [models.Index(fields=["project", "seq"], name="item_queue",
+                                condition=Q(status__in=["queued", "leased"]))]
         ordering = ["project", "seq"]
 
     def __str__(self) -> str:

@@ -59,7 +59,8 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
         size = batch_size(lk.state, target - waiting)
         if limit is not None:
             size = min(size, limit - decided)
-        batch = list(Item.objects.filter(project=project).pending()
+        # by the (project, seq) index from the first undecided item (decided in seq order)
+        batch = list(Item.objects.filter(project=project, seq__gte=lk.state.n_decided).pending()
                      .order_by("seq").values_list("id", "vector", "gold")[:size])
         if not batch:
             break

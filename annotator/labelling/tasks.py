@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from django.db.models import Q
+from django.db.models import OuterRef, Q
 
 from . import ingest, pipeline, planner
-from .models import Item, Label, Project, WorkerHeartbeat
+from .models import Label, Project, WorkerHeartbeat, pending_exists
 
 
 @shared_task(name="annotator.labelling.tasks.apply_labels")
@@ -41,9 +41,8 @@ def import_upload(job_id: int) -> None:
 def projects_needing_work() -> list[int]:
     """Projects with unapplied labels, or running projects with pending items."""
     unapplied = Label.objects.filter(primary=True, applied_version__isnull=True).values("project_id")
-    pending = (Item.objects.pending().filter(project__stream_state=Project.StreamState.RUNNING)
-               .values("project_id"))
-    return list(Project.objects.filter(Q(pk__in=unapplied) | Q(pk__in=pending))
+    pending = pending_exists(OuterRef("pk")) & Q(stream_state=Project.StreamState.RUNNING)
+    return list(Project.objects.filter(Q(pk__in=unapplied) | pending)
                 .order_by("pk").values_list("pk", flat=True))
 
 
