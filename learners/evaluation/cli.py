@@ -297,11 +297,14 @@ def run_experiment(args: argparse.Namespace) -> dict[str, Any]:
             progress.close()
     mark_best(results, metric)
     counts = {str(c): int(np.sum(task.codes == k)) for k, c in enumerate(task.classes)}
+    data = {"source": ds.source, "n_items": int(ds.X.shape[0]), "n_features": int(ds.X.shape[1]),
+            "classes": list(task.classes), "class_counts": counts, "binary": task.binary,
+            "positive": task.positive}
+    if args.kind is not None:  # a raw stream: how its items were featurized
+        data.update(kind=args.kind, featurizer=features)
     return {
         "schema": SCHEMA,
-        "data": {"source": ds.source, "n_items": int(ds.X.shape[0]), "n_features": int(ds.X.shape[1]),
-                 "classes": list(task.classes), "class_counts": counts, "binary": task.binary,
-                 "positive": task.positive, "kind": args.kind, "featurizer": features},
+        "data": data,
         "protocol": {"runs": args.runs, "seed": args.seed, "primary_metric": metric,
                      "target_query_ratio": target, "budget": budget, "fast_path": not args.per_item},
         "results": [dict(r.as_json(), best_of_algo=r.extra.get("best_of_algo", False)) for r in results],
