@@ -109,7 +109,9 @@ def test_two_workers_racing_apply_each_label_once(services, transactional_db, tm
 
 # --------------------------------------------------------------------------- 20 annotators
 def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, transactional_db, tmp_path):
-    project = digits_project(1000, params={"delta": 100.0}, lease_seconds=5)
+    # leases short enough that the quitter's item returns soon, long enough that a slow round
+    # trip on a loaded 2-core machine does not lose a lease to another annotator (a 409)
+    project = digits_project(1000, params={"delta": 100.0}, lease_seconds=15)
     for i in range(21):
         member(project, f"a{i}")
     gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))

@@ -1,4 +1,4 @@
-"""Data model (DESIGN.md section 3): projects, members, items with their decision log, labels,
+"""Data model (docs/architecture.md): projects, members, items with their decision log, labels,
 the learner state and import jobs.
 
 Nothing here is pickled: vectors are raw little-endian arrays (:mod:`.vectors`), learner
