@@ -26,11 +26,13 @@ class Gunicorn:
     processes x ``threads`` threads; ready (the login page answers) when the constructor returns.
     Use as a context manager or call :meth:`stop`."""
 
-    def __init__(self, env: dict[str, str], workers: int = 4, threads: int = 4) -> None:
+    def __init__(self, env: dict[str, str], workers: int = 4, threads: int = 4,
+                 python: str = sys.executable) -> None:
+        """``python``: the interpreter whose gunicorn runs (another venv's, e.g. a production one)."""
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "annotator.wsgi", "-b", f"127.0.0.1:{self.port}",
+            [python, "-m", "gunicorn", "annotator.wsgi", "-b", f"127.0.0.1:{self.port}",
              "-w", str(workers), "--threads", str(threads), "--log-level", "warning"],
             cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30

@@ -141,6 +141,11 @@ class Membership(models.Model):
         return f"{self.user} in {self.project} ({self.role})"
 
 
+def pending_q() -> Q:
+    """Items the learner has not decided yet."""
+    return Q(status=Item.Status.PENDING)
+
+
 def waiting_q(now: Any) -> Q:
     """Items an annotator can lease at ``now``: queued, or leased with a lease that expired.
 
@@ -164,8 +169,8 @@ class ItemQuerySet(models.QuerySet):
     """The item states, one definition each (``now`` defaults to the current time)."""
 
     def pending(self) -> ItemQuerySet:
-        """Not decided yet."""
-        return self.filter(status=Item.Status.PENDING)
+        """Not decided yet, see :func:`pending_q`."""
+        return self.filter(pending_q())
 
     def decided(self) -> ItemQuerySet:
         """Decided by the learner (queried or not), whatever happened since."""
