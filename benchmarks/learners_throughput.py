@@ -12,7 +12,7 @@ All three draw the same uniforms and must query the same items (checked). Delta 
 ~10% queries by the engine's :func:`~learners.evaluation.engine.calibrate`. Prints the median of 5
 repeats and the ratios to the naive loop. Usage:
 ``.venv/bin/python benchmarks/learners_throughput.py [--repeats 5]``
-(reads ``../shared/datasets/libsvm_binary/a8a*.gz``).
+(reads ``libsvm_binary/a8a*.gz`` of the data sets, docs/architecture.md "Data sets").
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Rerun the seed papers' experiments on ``../shared/datasets`` and write ``benchmarks/REPRODUCTION.md``.
+"""Rerun the seed papers' experiments on the data sets (docs/architecture.md) and write
+``benchmarks/REPRODUCTION.md``.
 
     .venv/bin/python benchmarks/reproduce.py [--quick] [--jobs J] [--runs N]
 
@@ -194,7 +195,7 @@ def nonlinear_section(report: Report, quick: bool) -> None:
     """OASIS (oasis.md sec. 6) and KMC (kmc.md sec. 5, on a stream) as in issue 4's evidence tests.
 
     They use data made in the tests (the paper's cube generators, scikit-learn's digits): the
-    paper's OASIS sets and KMC's six data sets are not in ``../shared/datasets``.
+    paper's OASIS sets and KMC's six data sets are not among the data sets.
     """
     from learners.evaluation.evidence import CUBES, LABELS, cube_evidence, digits_evidence, digits_trial
 

@@ -1,4 +1,4 @@
-"""KMC (``../shared/specs/kmc.md``): hand-checked building blocks, the stream rule, state, and
+"""KMC (docs/algorithms/kmc.md): hand-checked building blocks, the stream rule, state, and
 the issue's evidence on scikit-learn's digits.
 
 The evidence trial is :func:`learners.evaluation.evidence.digits_trial` (shared with

@@ -1,4 +1,4 @@
-"""Project metrics computed from the decision log (issue 2 item 9, DESIGN.md section 4).
+"""Project metrics computed from the decision log (docs/architecture.md, "Metrics").
 
 * ``items``, ``pending`` (not decided yet) and ``waiting``: items an annotator could lease
   now (:meth:`.models.ItemQuerySet.waiting`, the count the project list and the queue show).
