@@ -3,8 +3,8 @@
 A random stream is driven through the real domain functions (lease, label right or wrong,
 skip, undo, leases left open) and the pipeline, with a checkpoint step small enough to be
 doubled several times; after every pipeline run the metrics and the curves read from the
-aggregates must equal what the whole log gives (the rule of docs/DESIGN.md section 4,
-written out here independently).
+aggregates must equal what the whole log gives (:mod:`annotator.labelling.decisions`, the
+definition of the rule, applied to the whole log).
 """
 
 from __future__ import annotations
@@ -15,76 +15,58 @@ import pytest
 from annotator.labelling import stats
 from annotator.labelling.annotation import lease_next, skip_item, submit_label, undo_last_label
 from annotator.labelling.dashboard import curves
+from annotator.labelling.decisions import covered_accuracy, decision_log
 from annotator.labelling.metrics import project_metrics
-from annotator.labelling.models import Item, Label, StreamCheckpoint
+from annotator.labelling.models import StreamCheckpoint
 from annotator.labelling.pipeline import update_project
-from learners.evaluation.metrics import accuracy, importance_weighted_accuracy
+from learners.evaluation.metrics import accuracy
 
 from .support.app import digits_project, member
 
 pytestmark = pytest.mark.django_db
 
 
-def log_of(project):
-    """``(status, prediction, q, queried, gold, applied primary label or None)`` in seq order."""
-    labels = dict(Label.objects.filter(project=project, primary=True, applied_version__isnull=False)
-                  .values_list("item_id", "value"))
-    rows = (Item.objects.filter(project=project).decided().order_by("seq")
-            .values_list("id", "status", "prediction", "query_prob", "queried", "gold"))
-    return [(status, pred, q, z, gold, labels.get(pk)) for pk, status, pred, q, z, gold in rows]
-
-
-def iw_at(log, t):
-    """The estimate over the first ``t`` items, or None while one of them waits for a label."""
-    prefix = log[:t]
-    if any(z and lab is None and status in ("queued", "leased", "labelled")
-           for status, _, _, z, _, lab in prefix):
-        return None
-    kept = [r for r in prefix if not (r[3] and r[5] is None)]
-    covered = [r for r in kept if r[3]]
-    return importance_weighted_accuracy(np.array([r[5] == r[1] for r in covered], dtype=bool),
-                                        np.array([r[2] for r in covered], dtype=float), len(kept))
-
-
 def flat(points):
     return [float(v) for point in points for v in point]
 
 
+def iw_at(log, t):
+    """The estimate over the first ``t`` items, or None while one of them waits for a label."""
+    covered = covered_accuracy(log[:t])
+    return covered.estimate if covered.stop == t else None
+
+
 def check(project):
-    log = log_of(project)
+    log = decision_log(project)
     m = project_metrics(project)
-    assert m["seen"] == len(log) and m["queried"] == sum(1 for r in log if r[3])
-    gold = [(r[4], r[1]) for r in log if r[4] is not None]
+    assert m["seen"] == len(log) and m["queried"] == sum(1 for d in log if d.queried)
+    gold = [(d.gold, d.prediction) for d in log if d.gold is not None]
     assert m["accuracy_gold"]["n"] == len(gold)
     assert m["accuracy_gold"]["value"] == pytest.approx(accuracy(*zip(*gold, strict=True)) if gold else None)
-    labelled = [r for r in log if r[5] is not None]
+    labelled = [d for d in log if d.label is not None]
     assert m["labels"] == m["labels_applied"] == len(labelled) == m["accuracy_queried"]["n"]
     assert m["accuracy_queried"]["value"] == pytest.approx(
-        sum(r[5] == r[1] for r in labelled) / len(labelled) if labelled else None)
-    # the frontier: the longest prefix whose queried items all have their label (or never will)
-    stop = next((i for i, r in enumerate(log) if r[3] and r[5] is None
-                 and r[0] in ("queued", "leased", "labelled")), len(log))
-    want = iw_at(log, stop)
+        sum(d.label == d.prediction for d in labelled) / len(labelled) if labelled else None)
+    want = covered_accuracy(log)
     got = m["accuracy_iw"]
-    assert got["seen"] == sum(1 for r in log[:stop] if not (r[3] and r[5] is None))
+    assert got["seen"] == want.seen
     assert (got["value"], got["low"], got["high"], got["n"]) == pytest.approx(
-        (want.value, want.low, want.high, want.n))
+        (want.estimate.value, want.estimate.low, want.estimate.high, want.estimate.n))
     c = curves(project)
     xs = [t for t, _ in c["query_ratio"]]
     assert xs == sorted(xs) and xs[-1] == len(log) and len(xs) <= 2 * stats.CURVE_POINTS + 1
-    cum_q = np.cumsum([bool(r[3]) for r in log])
+    cum_q = np.cumsum([d.queried for d in log])
     assert flat(c["query_ratio"]) == pytest.approx(flat([(t, cum_q[t - 1] / t) for t in xs]))
     iw_points = [(t, e.value) for t in xs if (e := iw_at(log, t)) is not None and e.value is not None]
     assert flat(c["iw"]) == pytest.approx(flat(iw_points))
     gold_points = []
     for t in xs:
-        g = [(r[4], r[1]) for r in log[:t] if r[4] is not None]
+        g = [(d.gold, d.prediction) for d in log[:t] if d.gold is not None]
         if g:
             gold_points.append((t, accuracy(*zip(*g, strict=True))))
     assert flat(c["gold"]) == pytest.approx(flat(gold_points))
 
 
-@pytest.mark.slow
 def test_aggregates_equal_the_recomputation_on_a_random_stream(monkeypatch):
     monkeypatch.setattr(stats, "CURVE_POINTS", 3)  # the step doubles several times in 400 items
     project = digits_project(400, look_ahead=4, params={"query": "random", "p": 0.3})

@@ -1,4 +1,6 @@
-"""What an annotator does: lease the oldest waiting item, then label it (DESIGN.md section 5).
+"""What an annotator does: lease the oldest waiting item, then label it.
+
+The locks are described in docs/architecture.md ("Celery tasks, the sweep and the locks").
 
 * A lease lasts ``project.lease_seconds``; an expired lease puts the item back in the queue.
   An annotator holds one lease per project (asking again returns the same item).
@@ -157,8 +159,10 @@ def undo_last_label(project: Project, user: Any) -> Item:
         label.undone_at, label.primary = timezone.now(), False
         label.save(update_fields=["undone_at", "primary"])
         if label.applied_version is not None:
-            LearnerState.objects.filter(project=project).update(needs_rebuild=True)  # the state lock
-            stats.record_undo(stats.load(project.pk), label, item.seq, item.prediction)
+            LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+        else:  # the aggregates are written under the state lock only
+            LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
+        stats.record_undo(stats.load(project.pk), label, item.seq, item.prediction)
         item.status, item.lease_owner = Item.Status.LEASED, user
         item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
         item.save(update_fields=["status", "lease_owner", "lease_expires"])

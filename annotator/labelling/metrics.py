@@ -1,4 +1,4 @@
-"""Project metrics (issue 2 item 9, DESIGN.md section 4), read from the decision log's running
+"""Project metrics (docs/architecture.md, "Metrics"), read from the decision log's running
 aggregates (:mod:`.stats`, issue 18) so that a request costs the same at 1k and 1M items.
 
 * ``items``, ``pending`` (not decided yet) and ``waiting``: items an annotator could lease
@@ -10,11 +10,8 @@ aggregates (:mod:`.stats`, issue 18) so that a request costs the same at 1k and 
   that has a known (gold) class, queried or not.
 * ``accuracy_iw``: the importance-weighted (Horvitz-Thompson) estimate of online accuracy
   from queried items only, each weighted by 1/q, with its 95% interval
-  (:func:`learners.evaluation.metrics.importance_weighted_accuracy`). The estimator needs the label
-  of every queried item of the stream it covers, so it covers the longest prefix of the
-  stream (in ``seq`` order) before the first queried item still waiting for a label applied
-  by the worker (so it follows the model versions, a label or two behind the label count);
-  queried items that were skipped are left out of the stream (they will never have one).
+  (:func:`learners.evaluation.metrics.importance_weighted_accuracy`) over the prefix of the
+  stream it can cover (the rule of :mod:`.decisions`), as of the worker's last pipeline run.
 * ``accuracy_queried``: plain accuracy of the predictions on labelled queried items (a
   biased view: the learner queries the items it is unsure of).
 """

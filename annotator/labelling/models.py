@@ -1,4 +1,4 @@
-"""Data model (DESIGN.md section 3): projects, members, items with their decision log, labels,
+"""Data model (docs/architecture.md): projects, members, items with their decision log, labels,
 the learner state and import jobs.
 
 Nothing here is pickled: vectors are raw little-endian arrays (:mod:`.vectors`), learner
@@ -141,12 +141,17 @@ class Membership(models.Model):
         return f"{self.user} in {self.project} ({self.role})"
 
 
+def pending_q() -> Q:
+    """Items the learner has not decided yet."""
+    return Q(status=Item.Status.PENDING)
+
+
 def pending_exists(project_ref: Any) -> models.Exists:
     """SQL ``EXISTS``: the project (a pk or ``OuterRef``) has an item not decided yet, by the
     ``(project, seq)`` index: the first undecided item has ``seq = learner_state.n_decided``."""
     decided = LearnerState.objects.filter(project=project_ref).values("n_decided")[:1]
-    return models.Exists(Item.objects.filter(project=project_ref, seq__gte=models.Subquery(decided),
-                                              status=Item.Status.PENDING))
+    return models.Exists(Item.objects.filter(pending_q(), project=project_ref,
+                                              seq__gte=models.Subquery(decided)))
 
 
 def waiting_q(now: Any) -> Q:
@@ -172,10 +177,10 @@ class ItemQuerySet(models.QuerySet):
     """The item states, one definition each (``now`` defaults to the current time)."""
 
     def pending(self) -> ItemQuerySet:
-        """Not decided yet. Items are decided in ``seq`` order, so these are the items from
-        ``seq = LearnerState.n_decided`` on; the queries that must stay fast at millions of items
-        say so (:func:`pending_exists`, the stream engine) instead of reading every status."""
-        return self.filter(status=Item.Status.PENDING)
+        """Not decided yet, see :func:`pending_q`. Items are decided in ``seq`` order, so these are
+        the items from ``seq = LearnerState.n_decided`` on; the queries that must stay fast at
+        millions of items say so (:func:`pending_exists`, the stream engine)."""
+        return self.filter(pending_q())
 
     def decided(self) -> ItemQuerySet:
         """Decided by the learner (queried or not), whatever happened since."""
@@ -325,7 +330,27 @@ class LearnerState(models.Model):
         return f"{self.project} v{self.version}"
 
 
-class ImportJob(models.Model):
+def job_stale_cutoff() -> Any:
+    """Jobs (imports, planner runs) whose last beat is older than this are taken for dead
+    (``JOB_STALE_SECONDS``; the life cycle is in :mod:`.jobs`)."""
+    from datetime import timedelta
+
+    return timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
+
+
+class BackgroundJob:
+    """What the pages show of an :class:`ImportJob` or a :class:`PlannerRun`."""
+
+    @property
+    def shown_status(self) -> str:
+        """The status, except ``stalled`` for a RUNNING job whose worker stopped beating (never
+        "running" for a dead job; the sweep restarts it)."""
+        if self.status == "running" and self.heartbeat < job_stale_cutoff():
+            return "stalled"
+        return self.status
+
+
+class ImportJob(BackgroundJob, models.Model):
     """An upload being imported by a worker: progress for the page, then the outcome.
 
     ``data`` holds the uploaded file until the import finishes (in the database so that a
@@ -348,6 +373,10 @@ class ImportJob(models.Model):
     error = models.TextField(blank=True, default="")
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
+    #: runs of this job so far (:func:`.jobs.claim`); the last beat of the running one, or when
+    #: it was last sent (:func:`.jobs.restart_stale` sends it again when this gets old)
+    attempt = models.PositiveIntegerField(default=0)
+    heartbeat = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created"]
@@ -388,7 +417,7 @@ class WorkerHeartbeat(models.Model):
     last_seen = models.DateTimeField()
 
 
-class PlannerRun(models.Model):
+class PlannerRun(BackgroundJob, models.Model):
     """A delta-planner replay: up to 4 candidate settings replayed on the project's known labels.
 
     ``candidates``: ``[{"algorithm": name, "delta": float}, ...]``; ``results``: per candidate the
@@ -409,6 +438,8 @@ class PlannerRun(models.Model):
     total = models.PositiveIntegerField(default=0)
     results = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
+    attempt = models.PositiveIntegerField(default=0)  # as ImportJob's
+    heartbeat = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -9,12 +9,11 @@ under the learner-state lock, in the transactions that record what they count:
   ``2 x CURVE_POINTS`` checkpoints would exist, every other one is dropped);
 * :func:`record_applied` (the pipeline, per applied label): label counts and seconds;
 * :func:`advance_frontier` (the pipeline, after labels and decisions): the importance-weighted
-  sums over the stream prefix before the first queried item still without an applied label
-  (``docs/DESIGN.md`` section 4: the estimator needs every label of the prefix it covers);
-  queried items that will never have a label (skipped for good) are left out of the prefix;
-* :func:`record_undo` (an undo of an applied label): the counts lose the label and, when the
-  item lies inside the prefix, the frontier goes back to the last checkpoint before it and
-  the next :func:`advance_frontier` walks forward again from there.
+  sums over the prefix of the stream the estimate can cover, by the rule of :mod:`.decisions`
+  (it stops at the first queried item still waiting for a label);
+* :func:`record_undo` (an undo): the counts lose the label if it was applied and, when the
+  item lies inside the covered prefix, the frontier goes back to the last checkpoint before
+  it and the next :func:`advance_frontier` walks forward again from there.
 
 Items are decided in ``seq`` order and ``seq`` runs 0, 1, 2, ... within a project, so the
 first ``t`` decided items are the items with ``seq < t``. :func:`rebuild` recomputes the
@@ -29,6 +28,7 @@ from typing import Any
 from django.db.models import Max
 from django.db.models.functions import Mod
 
+from .decisions import Decision
 from .models import Item, Label, LearnerState, StreamCheckpoint, StreamStats
 
 #: points per curve wanted on the dashboard; between this and twice this many checkpoints are kept
@@ -79,13 +79,15 @@ def record_applied(stats: StreamStats, value: Any, prediction: Any, seconds: flo
 
 
 def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> None:
-    """An applied primary ``label`` of item ``seq`` was undone: uncount it and move the frontier
-    back before the item (to the last checkpoint with sums, or the start). Saves ``stats``."""
-    stats.labels -= 1
-    stats.labels_correct -= label.value == prediction
-    if label.seconds is not None:
-        stats.seconds_sum -= label.seconds
-        stats.seconds_n -= 1
+    """The primary ``label`` of item ``seq`` was undone: uncount it if it was applied, and move
+    the frontier back before the item (to the last checkpoint with sums, or the start) if it had
+    passed it. Saves ``stats``."""
+    if label.applied_version is not None:
+        stats.labels -= 1
+        stats.labels_correct -= label.value == prediction
+        if label.seconds is not None:
+            stats.seconds_sum -= label.seconds
+            stats.seconds_n -= 1
     if seq < stats.frontier:
         back = (StreamCheckpoint.objects.filter(project_id=stats.project_id, t__lte=seq)
                 .exclude(iw_seen=None).order_by("-t").first())
@@ -98,7 +100,8 @@ def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> 
 
 
 def advance_frontier(stats: StreamStats, n_decided: int) -> None:
-    """Walk the frontier forward over settled items (see module docstring), at most to ``n_decided``."""
+    """Walk the frontier forward, at most to ``n_decided``, while the rule of :mod:`.decisions`
+    lets the estimate cover the next item (it stops at a queried item awaiting its label)."""
     size = WALK[0]
     while stats.frontier < n_decided:
         rows = list(Item.objects.filter(project_id=stats.project_id, seq__gte=stats.frontier,
@@ -106,18 +109,18 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
                     .order_by("seq")
                     .values_list("id", "seq", "status", "prediction", "query_prob", "queried"))
         asked = [pk for pk, *_, queried in rows if queried]
-        labels = dict(Label.objects.filter(item_id__in=asked, primary=True, applied_version__isnull=False)
-                      .values_list("item_id", "value")) if asked else {}
+        labels = dict(Label.objects.filter(item_id__in=asked, primary=True).values_list("item_id", "value")
+                      if asked else [])
         reached = []
         for pk, seq, status, prediction, q, queried in rows:
-            if queried and pk not in labels:
-                if status in Item.AWAITING_LABEL or status == Item.Status.LABELLED:
-                    _set_points(stats, reached)
-                    return  # waits for a label (a LABELLED item's label is not applied yet)
-            else:
+            d = Decision(seq, status, prediction, q, bool(queried), None, labels.get(pk))
+            if d.awaiting_label:
+                _set_points(stats, reached)
+                return
+            if not d.label_missing:  # in the estimator's stream
                 stats.iw_seen += 1
-                if queried:
-                    c = float(labels[pk] == prediction)
+                if d.queried:
+                    c = float(d.label == d.prediction)
                     stats.iw_m += 1
                     stats.iw_s1 += c / q
                     stats.iw_s2 += c * (1.0 - q) / (q * q)

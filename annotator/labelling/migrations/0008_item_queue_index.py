@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0006_stream_stats'),
+        ('labelling', '0007_stream_stats'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0005_membership_last_waited'),
+        ('labelling', '0006_job_attempt_heartbeat'),
     ]
 
     operations = [
