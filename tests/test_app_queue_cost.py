@@ -168,3 +168,24 @@ def test_a_lease_skips_the_row_another_transaction_is_taking(services, transacti
         holder.join(30)
     head = Item.objects.filter(project=project, status="leased").order_by("seq")
     assert taken["first"] == head[0].pk and taken["second"] == head[1].pk
+
+
+@pytest.mark.services
+def test_the_lease_query_reads_the_queue_index_not_the_whole_stream(services, transactional_db):
+    """PostgreSQL (issue 18): the lease query finds its rows through the partial index that
+    holds the queue only, so items that changed status earlier leave nothing for it to wade
+    through (no dead entries of a (project, status) index)."""
+    project = digits_project(600, params={"delta": 100.0}, look_ahead=10)
+    update_project(project.pk)
+    Item.objects.filter(project=project, status="pending", seq__lt=400).update(
+        status="auto", queried=False, prediction=0, query_prob=0.5, model_version=0)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE labelling_item")
+    user = member(project, "ann")
+    with CaptureQueriesContext(connection) as queries:
+        assert lease_next(project, user) is not None
+    lease = next(q["sql"] for q in queries.captured_queries if "SKIP LOCKED" in q["sql"])
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + lease)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "item_queue" in plan, plan

@@ -71,6 +71,9 @@ class Project(models.Model):
                                                  "per day, turned into a target ratio by the arrival rate")
     price_per_label = models.FloatField(null=True, blank=True,
                                         help_text="money per label, for the dashboard's label cost")
+    retention_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="drop the raw content and vector of items decided and not "
+        "queried this many days ago (their decision log stays); None = keep everything")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -230,7 +233,7 @@ class Item(models.Model):
     data = models.BinaryField(null=True, blank=True)
     filename = models.CharField(max_length=255, blank=True, default="")
     vector_pairs = models.JSONField(null=True, blank=True)
-    vector = models.BinaryField()
+    vector = models.BinaryField(null=True, help_text="None once dropped by the retention sweep")
     gold = models.JSONField(null=True, blank=True, help_text="known true class (hidden from annotators)")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
@@ -473,6 +476,8 @@ class StreamStats(models.Model):
     iw_s1 = models.FloatField(default=0.0)
     iw_s2 = models.FloatField(default=0.0)
     step = models.BigIntegerField(default=1)
+    retained_from = models.BigIntegerField(default=0, help_text="the retention sweep dropped the "
+                                           "content of the auto items with seq below this")
 
 
 class StreamCheckpoint(models.Model):

@@ -14,7 +14,7 @@ from typing import Any
 from celery import shared_task
 from django.db.models import OuterRef, Q
 
-from . import ingest, jobs, pipeline, planner
+from . import ingest, jobs, pipeline, planner, retention
 from .models import ImportJob, Label, PlannerRun, Project, WorkerHeartbeat, pending_exists
 
 
@@ -53,9 +53,11 @@ def sweep() -> None:
     Catches labels whose ``apply_labels`` message was never sent (broker down at the time)
     or lost with a killed worker, queues that ran dry while nobody asked, and imports and
     planner runs whose worker died or whose message was lost (:func:`.jobs.restart_stale`).
+    Also drops the content of items past their project's retention window (:mod:`.retention`).
     """
     for project_id in projects_needing_work():
         pipeline.update_project(project_id)
+    retention.sweep_retention()
     from . import enqueue  # enqueue imports this module: the one sender of tasks
 
     for job_id in jobs.restart_stale(ImportJob):
