@@ -119,7 +119,7 @@ def run_job(job_id: int) -> ImportJob | None:
         ImportJob.objects.filter(pk=job.pk).update(done=done)
 
     try:
-        records = parse_upload(project, job.filename, bytes(job.data))
+        records = parse_upload(project, job.filename, bytes(job.data or b""))
         ImportJob.objects.filter(pk=job.pk).update(total=len(records))
         items = import_records(project, records, progress)
         job.status, job.done, job.total = ImportJob.Status.DONE, len(items), len(records)
