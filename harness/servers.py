@@ -1,9 +1,10 @@
-"""A real gunicorn serving the app on a free loopback port, for the reliability tests and the
-load benchmark."""
+"""A real gunicorn serving the app on a free loopback port, and a private redis-server to stop,
+pause and restart, for the reliability tests and the load benchmark."""
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -59,3 +60,42 @@ class Gunicorn:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class PrivateRedis:
+    """A redis-server of our own on a free port (never the machine's 6379), to stop, restart,
+    pause (SIGSTOP: the port still accepts connections, nothing answers) and resume."""
+
+    def __init__(self, tmp: Path, bind: str = "127.0.0.1") -> None:
+        self.port, self.tmp, self.bind, self.proc = free_port(), tmp, bind, None
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.bind}:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", self.bind, "--save", "",
+             "--appendonly", "no", "--dir", str(self.tmp)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection((self.bind, self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("redis-server did not start")
+
+    def pause(self) -> None:
+        """SIGSTOP: a hung broker (connections are accepted by the kernel, never answered)."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.proc.send_signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
