@@ -166,6 +166,21 @@ def test_text_and_urls_are_escaped_and_urls_never_links(client):
         assert part in codes
 
 
+def test_the_queue_splits_a_url_as_the_featurizer_does(client):
+    """A scheme-less URL shows its host as the host (one rule: learners.features.url.split_url)."""
+    from annotator.labelling.ingest import Record, import_records
+
+    urls = text_project(name="urls", item_kind="url", featurizer_config=None, params={"delta": 100.0})
+    import_records(urls, [Record("u", "login.paypa1.example:8080/verify?id=7")])
+    update_project(urls.pk)
+    _annotator(client, urls)
+    panel = parse(client.get(f"/projects/{urls.pk}/").content).by_id("queue-item")
+    shown = {part.find("span", class_="url-label").text: part.find("code").text
+             for part in panel.find_all("span", class_="url-part")}
+    assert shown == {"scheme": "", "host": "login.paypa1.example", "port": "8080", "path": "/verify",
+                     "query": "id=7", "as given": "login.paypa1.example:8080/verify?id=7"}
+
+
 def test_caught_up_state_polls_and_gets_204_until_an_item_arrives(client):
     project = text_project([], params={"delta": 100.0})
     _annotator(client, project)

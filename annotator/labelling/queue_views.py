@@ -16,9 +16,7 @@ JavaScript) are redirected to the queue page, so the page works without htmx too
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -28,6 +26,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
+
+from learners.features.url import split_url
 
 from . import enqueue
 from .access import is_project_admin, project_for
@@ -47,26 +47,6 @@ from .web import AppRequest, image_type
 #: Shortcut keys of the class buttons, in class order: digits first, then letters other than
 #: s (skip) and u (undo).
 CLASS_KEYS = "1234567890abcdefghijklmnopqrtvwxyz"
-
-
-@dataclass(frozen=True)
-class UrlParts:
-    """A URL split for display as plain text (never a link): scheme, host, path, query."""
-
-    scheme: str
-    host: str
-    path: str
-    query: str
-
-
-def url_parts(text: str) -> UrlParts:
-    """Split ``text`` like a URL; unparseable text comes back whole in ``path``."""
-    try:
-        parts = urlsplit(text.strip())
-    except ValueError:
-        return UrlParts("", "", text, "")
-    return UrlParts(parts.scheme, parts.netloc, parts.path + (f"#{parts.fragment}" if parts.fragment else ""),
-                    parts.query)
 
 
 #: images up to this size are inlined in the panel (data: URI) to save the browser a request
@@ -124,7 +104,8 @@ def _panel(request: AppRequest, project: Project, item: Item | None, error: str 
         "project": project, "item": item, "buttons": class_buttons(project), "error": error,
         "progress": progress(project, request.user),
         "can_undo": can_undo,
-        "url": url_parts(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
+        # the parts the URL featurizer sees (one definition of how a URL splits)
+        "url": split_url(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
         "image_src": image_src(project, item) if item is not None and item.data is not None else None,
         "is_admin": not request.htmx and is_project_admin(request.user, project),  # page links only
     }
