@@ -93,3 +93,15 @@ def test_tests_and_benchmarks_import_neither_each_other_nor_other_tests(path):
 def test_the_import_reader_resolves_relative_imports():
     found = imports(ROOT / "annotator" / "labelling" / "management" / "commands" / "import_items.py")
     assert f"{APP}.enqueue" in found and f"{APP}.management.arguments" in found
+
+
+def test_only_enqueue_sends_celery_tasks():
+    """``.delay`` / ``.apply_async`` / ``send_task`` appear in ``enqueue.py`` only."""
+    senders = {"delay", "apply_async", "send_task"}
+    found = []
+    for path in sources("annotator"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            func = node.func if isinstance(node, ast.Call) else None
+            if isinstance(func, ast.Attribute) and func.attr in senders:
+                found.append(module_name(path))
+    assert found and set(found) == {f"{APP}.enqueue"}, found
