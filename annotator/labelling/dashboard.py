@@ -60,10 +60,10 @@ def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
     agg, state = aggregates(project)
     points = list(StreamCheckpoint.objects.filter(project=project).order_by("t")
                   .values_list("t", "gold_n", "gold_correct", "queried", *IW_FIELDS))
-    n = state.n_decided if state else 0
+    n, n_queried = (state.n_decided, state.n_queried) if state else (0, 0)
     if n and (not points or points[-1][0] != n):
         now = (agg.iw_seen, agg.iw_m, agg.iw_s1, agg.iw_s2) if agg.frontier == n else (None,) * 4
-        points.append((n, agg.gold_n, agg.gold_correct, state.n_queried, *now))
+        points.append((n, agg.gold_n, agg.gold_correct, n_queried, *now))
     out: dict[str, list[tuple[float, float]]] = {k: [] for k in (
         "gold", "iw", "iw_low", "iw_high", "gold_by_labels", "iw_by_labels", "query_ratio")}
     for t, gold_n, gold_correct, queried, iw_seen, iw_m, s1, s2 in points:
@@ -75,7 +75,7 @@ def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
         if iw_seen is None:
             continue  # the estimate needs every queried label of its prefix
         est = iw_estimate(s1, s2, iw_m, iw_seen)
-        if est.value is not None:
+        if est.value is not None and est.low is not None and est.high is not None:
             out["iw_by_labels"].append((queried, est.value))
             out["iw"].append((t, est.value))
             out["iw_low"].append((t, est.low))
@@ -90,13 +90,13 @@ def labels_per_hour(project: Project, hours: int = 24) -> list[tuple[float, floa
     for created in Label.objects.filter(project=project, created__gte=now - timedelta(hours=hours)) \
             .values_list("created", flat=True):
         counts[min(hours - 1, int((now - created).total_seconds() // 3600))] += 1
-    return [(-h, float(c)) for h, c in enumerate(counts)][::-1]
+    return [(-float(h), float(c)) for h, c in enumerate(counts)][::-1]
 
 
 def charts(project: Project) -> dict[str, str]:
     """The four SVG charts (inline SVG text), drawn on the server."""
     c = curves(project)
-    small = dict(width=520, height=320, log_x=False)
+    small: dict[str, Any] = {"width": 520, "height": 320, "log_x": False}
     return {
         "accuracy": line_chart([("exact (gold)", c["gold"], True), ("estimated (IW)", c["iw"], True),
                                 ("95% low", c["iw_low"], True), ("95% high", c["iw_high"], True)],

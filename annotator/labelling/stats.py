@@ -111,8 +111,9 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
         asked = [pk for pk, *_, queried in rows if queried]
         labels = dict(Label.objects.filter(item_id__in=asked, primary=True).values_list("item_id", "value")
                       if asked else [])
-        reached = []
-        for pk, seq, status, prediction, q, queried in rows:
+        reached: list[tuple[int, dict[str, Any]]] = []
+        for pk, seq, status, prediction, prob, queried in rows:
+            q = float(prob) if prob is not None else 1.0  # every decided item has its q
             d = Decision(seq, status, prediction, q, bool(queried), None, labels.get(pk))
             if d.awaiting_label:
                 _set_points(stats, reached)
