@@ -22,9 +22,8 @@ from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
 
 from .metrics import aggregates, project_metrics
-from .models import Label, LearnerState, Project, StreamCheckpoint, WorkerHeartbeat
+from .models import Label, LearnerState, Project, WorkerHeartbeat
 from .queue import waiting_count
-from .stats import IW_FIELDS
 
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
 STALE_SECONDS = 30
@@ -58,8 +57,7 @@ def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
     """The curve points from the stored checkpoints (:mod:`.stats`) plus the current totals
     (x = items seen or labels spent); at most ``2 x CURVE_POINTS + 1`` points whatever the stream."""
     agg, state = aggregates(project)
-    points = list(StreamCheckpoint.objects.filter(project=project).order_by("t")
-                  .values_list("t", "gold_n", "gold_correct", "queried", *IW_FIELDS))
+    points = [tuple(c) for c in agg.checkpoints]
     n, n_queried = (state.n_decided, state.n_queried) if state else (0, 0)
     if n and (not points or points[-1][0] != n):
         now = (agg.iw_seen, agg.iw_m, agg.iw_s1, agg.iw_s2) if agg.frontier == n else (None,) * 4

@@ -464,7 +464,11 @@ class StreamStats(models.Model):
     (the stream before the first queried item without an applied label); ``iw_seen``: those
     items less the skipped queried ones, ``iw_m``: labelled queried items among them,
     ``iw_s1`` = sum of c/q and ``iw_s2`` = sum of c(1-q)/q^2 over them (c = label right).
-    ``step``: checkpoints (:class:`StreamCheckpoint`) are kept every ``step`` decided items.
+    ``checkpoints``: the curves' points, ``[t, gold_n, gold_correct, queried, iw_seen, iw_m,
+    iw_s1, iw_s2]`` after the first ``t`` decided items, kept every ``step`` decided items (at
+    most 120: the step doubles); the gold and query counts are fixed when item ``t`` is decided,
+    the importance-weighted sums are set once the frontier passes ``t`` (None before, and again
+    after an undo moved the frontier back).
     """
 
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="stream_stats")
@@ -480,27 +484,6 @@ class StreamStats(models.Model):
     iw_s1 = models.FloatField(default=0.0)
     iw_s2 = models.FloatField(default=0.0)
     step = models.BigIntegerField(default=1)
+    checkpoints = models.JSONField(default=list)
     retained_from = models.BigIntegerField(default=0, help_text="the retention sweep dropped the "
                                            "content of the auto items with seq below this")
-
-
-class StreamCheckpoint(models.Model):
-    """The aggregates after the first ``t`` decided items (a point of the dashboard's curves).
-
-    Gold and query counts are fixed when item ``t`` is decided; the importance-weighted sums
-    (``iw_*``, see :class:`StreamStats`) are set once the frontier passes ``t`` and cleared
-    when an undo moves it back (None = the estimate at ``t`` still waits for a label).
-    """
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="checkpoints")
-    t = models.BigIntegerField()
-    gold_n = models.BigIntegerField()
-    gold_correct = models.BigIntegerField()
-    queried = models.BigIntegerField()
-    iw_seen = models.BigIntegerField(null=True)
-    iw_m = models.BigIntegerField(null=True)
-    iw_s1 = models.FloatField(null=True)
-    iw_s2 = models.FloatField(null=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "t"], name="one_checkpoint_per_t")]

@@ -1,8 +1,8 @@
 """Incremental aggregates of the decision log (issue 18): the metrics, the dashboard's curves and
 the model card cost the same at 1k and 1M items.
 
-Kept in :class:`.models.StreamStats` and :class:`.models.StreamCheckpoint`, written only
-under the learner-state lock, in the transactions that record what they count:
+Kept in one row per project, :class:`.models.StreamStats` (its ``checkpoints`` included), written
+only under the learner-state lock, in the transactions that record what they count:
 
 * :func:`record_decisions` (the stream engine, per batch of decisions): gold counts, and a
   checkpoint every ``step`` decided items (``step`` doubles when more than
@@ -25,11 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Max
-from django.db.models.functions import Mod
+from django.db.models import Max, OuterRef, Subquery
 
 from .decisions import Decision
-from .models import Item, Label, LearnerState, StreamCheckpoint, StreamStats
+from .models import Item, Label, LearnerState, StreamStats
 
 #: points per curve wanted on the dashboard; between this and twice this many checkpoints are kept
 CURVE_POINTS = 60
@@ -37,6 +36,8 @@ CURVE_POINTS = 60
 WALK = (16, 2000)
 #: the importance-weighted sums, on the aggregates and on each checkpoint (None there until reached)
 IW_FIELDS = ("iw_seen", "iw_m", "iw_s1", "iw_s2")
+#: a checkpoint: ``[t, gold_n, gold_correct, queried, *IW_FIELDS]`` (see :class:`.models.StreamStats`)
+T, IW = 0, slice(4, 8)
 
 
 def load(project_id: int) -> StreamStats:
@@ -50,7 +51,6 @@ def record_decisions(stats: StreamStats, start: int, queried_before: int,
     """Count decisions ``(gold, prediction, queried)`` of the items ``seq = start, start+1, ...``
     (``queried_before``: queried items among the first ``start``) and add their checkpoints."""
     queried = queried_before
-    points = []
     t = start
     for gold, prediction, was_queried in decisions:
         t += 1
@@ -59,14 +59,11 @@ def record_decisions(stats: StreamStats, start: int, queried_before: int,
             stats.gold_n += 1
             stats.gold_correct += gold == prediction
         if t % stats.step == 0:
-            points.append(StreamCheckpoint(project_id=stats.project_id, t=t, gold_n=stats.gold_n,
-                                           gold_correct=stats.gold_correct, queried=queried))
-    StreamCheckpoint.objects.bulk_create(points)
+            stats.checkpoints.append([t, stats.gold_n, stats.gold_correct, queried, None, None, None, None])
     if t // stats.step > 2 * CURVE_POINTS:
         while t // stats.step > 2 * CURVE_POINTS:
             stats.step *= 2
-        (StreamCheckpoint.objects.filter(project_id=stats.project_id).annotate(r=Mod("t", stats.step))
-         .exclude(r=0).delete())
+        stats.checkpoints = [c for c in stats.checkpoints if c[T] % stats.step == 0]
 
 
 def record_applied(stats: StreamStats, value: Any, prediction: Any, seconds: float | None) -> None:
@@ -89,13 +86,13 @@ def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> 
             stats.seconds_sum -= label.seconds
             stats.seconds_n -= 1
     if seq < stats.frontier:
-        back = (StreamCheckpoint.objects.filter(project_id=stats.project_id, t__lte=seq)
-                .exclude(iw_seen=None).order_by("-t").first())
-        stats.frontier = back.t if back else 0
-        for name in IW_FIELDS:
-            setattr(stats, name, getattr(back, name) if back else 0)
-        (StreamCheckpoint.objects.filter(project_id=stats.project_id, t__gt=stats.frontier)
-         .update(**dict.fromkeys(IW_FIELDS)))
+        back = next((c for c in reversed(stats.checkpoints) if c[T] <= seq and c[IW][0] is not None), None)
+        stats.frontier = back[T] if back else 0
+        for i, name in enumerate(IW_FIELDS):
+            setattr(stats, name, back[IW][i] if back else 0)
+        for c in stats.checkpoints:
+            if c[T] > stats.frontier:
+                c[IW] = [None] * len(IW_FIELDS)
     stats.save()
 
 
@@ -103,20 +100,17 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
     """Walk the frontier forward, at most to ``n_decided``, while the rule of :mod:`.decisions`
     lets the estimate cover the next item (it stops at a queried item awaiting its label)."""
     size = WALK[0]
+    primary = Label.objects.filter(item=OuterRef("pk"), primary=True).values("value")[:1]
+    at = {c[T]: c for c in stats.checkpoints if c[T] > stats.frontier}
     while stats.frontier < n_decided:
         rows = list(Item.objects.filter(project_id=stats.project_id, seq__gte=stats.frontier,
                                         seq__lt=min(n_decided, stats.frontier + size))
-                    .order_by("seq")
-                    .values_list("id", "seq", "status", "prediction", "query_prob", "queried"))
-        asked = [pk for pk, *_, queried in rows if queried]
-        labels = dict(Label.objects.filter(item_id__in=asked, primary=True).values_list("item_id", "value")
-                      if asked else [])
-        reached: list[tuple[int, dict[str, Any]]] = []
-        for pk, seq, status, prediction, prob, queried in rows:
+                    .order_by("seq").annotate(label=Subquery(primary))
+                    .values_list("seq", "status", "prediction", "query_prob", "queried", "label"))
+        for seq, status, prediction, prob, queried, label in rows:
             q = float(prob) if prob is not None else 1.0  # every decided item has its q
-            d = Decision(seq, status, prediction, q, bool(queried), None, labels.get(pk))
+            d = Decision(seq, status, prediction, q, bool(queried), None, label)
             if d.awaiting_label:
-                _set_points(stats, reached)
                 return
             if not d.label_missing:  # in the estimator's stream
                 stats.iw_seen += 1
@@ -126,25 +120,17 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
                     stats.iw_s1 += c / q
                     stats.iw_s2 += c * (1.0 - q) / (q * q)
             stats.frontier = seq + 1
-            if stats.frontier % stats.step == 0:
-                reached.append((stats.frontier, {name: getattr(stats, name) for name in IW_FIELDS}))
-        _set_points(stats, reached)
+            if stats.frontier in at:
+                at[stats.frontier][IW] = [getattr(stats, name) for name in IW_FIELDS]
         if not rows:
             return
         size = WALK[1]
 
 
-def _set_points(stats: StreamStats, reached: list[tuple[int, dict[str, Any]]]) -> None:
-    """Give the checkpoints the frontier passed (``(t, sums at t)``) their importance-weighted sums."""
-    for t, sums in reached:
-        StreamCheckpoint.objects.filter(project_id=stats.project_id, t=t).update(**sums)
-
-
 def rebuild(project_id: int) -> StreamStats:
     """Recompute the aggregates (and the state's decision counters) from the decision log."""
     StreamStats.objects.filter(project_id=project_id).delete()
-    StreamCheckpoint.objects.filter(project_id=project_id).delete()
-    stats = StreamStats(project_id=project_id)
+    stats = StreamStats(project_id=project_id, checkpoints=[])
     decided = Item.objects.filter(project_id=project_id).decided()
     n_decided = decided.aggregate(m=Max("seq"))["m"]
     n_decided = 0 if n_decided is None else n_decided + 1
