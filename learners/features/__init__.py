@@ -22,7 +22,7 @@ pay for Pillow or scikit-learn.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import scipy.sparse as sp
 
@@ -37,7 +37,7 @@ KINDS = tuple(_MODULES)
 class Featurizer(Protocol):
     """What the app, the replay and exported models rely on."""
 
-    kind: str  # "image" | "text" | "url" | "vectors"
+    kind: ClassVar[str]  # "image" | "text" | "url" | "vectors"
     n_features: int
 
     def config(self) -> dict[str, Any]: ...
