@@ -30,7 +30,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 install: $(STAMP)
 
 # Packages `make lint` type-checks with mypy (config: [tool.mypy] in pyproject.toml).
-MYPY_PATHS ?= learners
+MYPY_PATHS ?= learners annotator
 
 lint: install
 	$(BIN)/ruff check .
