@@ -17,6 +17,8 @@ Environment variables (all optional for local development):
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
 * ``MAX_UPLOAD_BYTES``: largest accepted upload (default 50 MB).
 * ``VAR_DIR``: folder for the SQLite file and the broker folders (default ``<repo>/var``).
+* ``LOG_LEVEL`` (default ``INFO``) and ``LOG_FILE`` (optional): see :func:`logging_config`;
+  every 500 is logged with its traceback.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "annotator.labelling.api_errors.ApiErrorMiddleware",  # outermost: sees every answer under /api/
     "annotator.labelling.limits.RequestSizeLimitMiddleware",  # before anything reads the body
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -188,9 +191,32 @@ CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "annotator.labelling.tasks.heartbeat", "schedule": HEARTBEAT_SECONDS},
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"annotator": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")}},
-}
+
+
+def logging_config(level: str, log_file: str | None) -> dict:
+    """The LOGGING dict: the app's own loggers at ``level`` and every 500 (Django's
+    ``django.request`` errors, with their traceback) to stderr, and to ``log_file`` when given.
+
+    Django's default sends ``django.request`` errors to stderr only when DEBUG is on (and
+    mails them to ADMINS otherwise): without this, production 500s would be logged nowhere.
+    """
+    handlers: dict = {"console": {"class": "logging.StreamHandler", "formatter": "plain"}}
+    if log_file:
+        # WatchedFileHandler reopens the file after logrotate moved it
+        handlers["file"] = {"class": "logging.handlers.WatchedFileHandler", "filename": log_file,
+                            "formatter": "plain"}
+    names = list(handlers)
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+        "handlers": handlers,
+        "loggers": {
+            "annotator": {"handlers": names, "level": level},
+            "django.request": {"handlers": names, "level": "ERROR", "propagate": False},
+        },
+    }
+
+
+#: ``LOG_LEVEL`` (default INFO) for the app's loggers; ``LOG_FILE``: also log to this file.
+LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"), os.environ.get("LOG_FILE") or None)

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -46,7 +47,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "export-labels-csv": ("get", (LOGIN, 403, 403, 200)),
     "export-labels-jsonl": ("get", (LOGIN, 403, 403, 200)),
     "api-items": ("get", (403, 403, 200, 200)),  # token, or a member's session (read-only)
-    "api-metrics": ("get", (403, 403, 200, 200)),
+    "api-metrics": ("get", (403, 403, 403, 200)),  # the project keeps its dashboard for admins
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),
     "logout": ("post", (302, 302, 302, 302)),
@@ -175,6 +176,94 @@ def test_api_takes_no_cookie_auth_for_writes(world):
     response = client.post(f"/api/projects/{project.pk}/items", '{"items": [{"text": "x"}]}',
                            content_type="application/json")
     assert response.status_code == 403 and response.json()["error"].startswith("posting items needs")
+
+
+# --------------------------------------------------------------------- API (issue 15 item 5)
+def _token_get(path: str, token: str) -> Any:
+    return Client().get(path, HTTP_AUTHORIZATION=f"Token {token}")
+
+
+@pytest.mark.parametrize("token", ["wrong", "\xc3\xa9\xc3\xa9", "\xe9", "", "a" * 5000])
+def test_a_wrong_token_cannot_tell_an_existing_project_from_a_missing_one(world, token):
+    """Same status and body whether the project exists (the token may also be non-ASCII: a
+    header's UTF-8 bytes reach Django as latin-1 characters)."""
+    project = world[0]
+    for what in ("items", "metrics"):
+        there = _token_get(f"/api/projects/{project.pk}/{what}", token)
+        missing = _token_get(f"/api/projects/{project.pk + 1000}/{what}", token)
+        assert there.status_code == missing.status_code == 403
+        assert there.json() == missing.json() == {"error": "wrong token, or no such project"}
+    posted = Client().post(f"/api/projects/{project.pk}/items", '{"items": [{"text": "x"}]}',
+                           content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}")
+    assert posted.status_code == 403 and posted.json()["error"] == "wrong token, or no such project"
+
+
+def test_every_api_error_is_json(world):
+    project, users, _ = world
+    admin = _client("admin", users)
+    cases = [(admin.get(f"/api/projects/{project.pk + 1000}/items"), 404),  # missing project (member)
+             (admin.get("/api/no-such-endpoint"), 404),
+             (admin.put(f"/api/projects/{project.pk}/items"), 405),
+             (_client("outsider", users).get(f"/api/projects/{project.pk}/metrics"), 403),
+             (Client().get(f"/api/projects/{project.pk}/metrics"), 403)]
+    for response, status in cases:
+        assert response.status_code == status and response["Content-Type"] == "application/json"
+        assert response.json()["error"], response.content
+    assert "GET" in admin.put(f"/api/projects/{project.pk}/items").json()["error"]
+
+
+def test_the_api_applies_the_visibility_settings_to_annotators(world):
+    project, users, _ = world
+    decided = Item.objects.filter(project=project, queried__isnull=False).first()
+    assert decided is not None and decided.prediction is not None
+    url = f"/api/projects/{project.pk}/items?ids={decided.pk}"
+    annotator, admin = _client("annotator", users), _client("admin", users)
+    hidden = annotator.get(url).json()["items"][0]
+    assert hidden["prediction"] is hidden["score"] is hidden["query_prob"] is None
+    assert hidden["status"] == decided.status
+    assert admin.get(url).json()["items"][0]["prediction"] == decided.prediction
+    assert _token_get(url, project.api_token).json()["items"][0]["prediction"] == decided.prediction
+    metrics = annotator.get(f"/api/projects/{project.pk}/metrics")
+    assert metrics.status_code == 403 and "for its admins" in metrics.json()["error"]
+    project.show_prediction = project.dashboard_for_annotators = True
+    project.save()
+    assert annotator.get(url).json()["items"][0]["prediction"] == decided.prediction
+    assert annotator.get(f"/api/projects/{project.pk}/metrics").status_code == 200
+
+
+def test_a_500_is_json_under_api_and_its_traceback_is_logged(world, tmp_path, monkeypatch):
+    """The app's LOGGING (annotator.settings.logging_config with LOG_FILE) writes every 500's
+    traceback; the client gets JSON without it."""
+    import logging
+    import logging.config
+
+    from annotator import settings as app_settings
+    from annotator.labelling import api
+
+    project = world[0]
+    log_file = tmp_path / "app.log"
+    loggers = [logging.getLogger(n) for n in ("annotator", "django.request")]
+    saved = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    logging.config.dictConfig(app_settings.logging_config("INFO", str(log_file)))
+
+    def broken(project):
+        raise RuntimeError("forced failure for the log test")
+
+    monkeypatch.setattr(api, "project_metrics", broken)
+    try:
+        response = Client(raise_request_exception=False).get(
+            f"/api/projects/{project.pk}/metrics", HTTP_AUTHORIZATION=f"Token {project.api_token}")
+    finally:
+        for lg, (handlers, level, propagate) in zip(loggers, saved, strict=True):
+            for h in lg.handlers:
+                h.close()
+            lg.handlers, lg.level, lg.propagate = handlers, level, propagate
+    assert response.status_code == 500
+    assert response.json() == {"error": "500 internal server error"}
+    logged = log_file.read_text()
+    assert "Traceback (most recent call last)" in logged
+    assert "RuntimeError: forced failure for the log test" in logged
+    assert f"/api/projects/{project.pk}/metrics" in logged
 
 
 PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "x" * 64 + "-production-like-secret-key-for-the-check",

@@ -11,54 +11,60 @@ project), or a logged-in member's session (handy for the dashboard).
   ``201 {"items": [{"id", "seq", "status"}, ...]}`` in input order, or ``400 {"error"}``
   naming the item (``item 3: ...``, 0-based).
 * ``GET /api/projects/<id>/items?ids=1,2,3`` -> ``{"items": [{"id", "seq", "status",
-  "prediction", "query_prob", "queried", "model_version"}, ...]}``; decision fields are null
-  until the item is decided.
-* ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`.
+  "prediction", "score", "query_prob", "queried", "model_version"}, ...]}``; decision fields
+  are null until the item is decided. ``prediction``, ``score`` and ``query_prob`` stay null
+  for an annotator's session when the project hides the model's guess from annotators.
+* ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
+  annotator's session when the project keeps its dashboard for admins.
+
+Every error is JSON ``{"error": ...}`` (:mod:`.api_errors`). A wrong token gets the same 403
+whether the project exists or not (project ids cannot be probed).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import hmac
-import json
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from . import enqueue
-from .access import project_for
+from .access import project_for, sees_dashboard, sees_predictions
+from .api_errors import error_response as _error
 from .ingest import IngestError, Record, import_records
-from .ingest.records import gold_of
+from .ingest.records import checked_filename, gold_of
 from .ingest.tabular import row_record
+from .input_rules import parse_json
 from .metrics import project_metrics
-from .models import Item, Project
+from .models import Item, Project, new_token
 
 CONTENT_KEY = {"vectors": "vector", "image": "image_base64"}  # text/URL: as in CSV/JSONL uploads
 MAX_IDS = 1000
+#: item fields an annotator's session reads only when the project shows the model's guess
+MODEL_FIELDS = ("prediction", "score", "query_prob")
+WRONG_TOKEN = "wrong token, or no such project"
 
 
-def _error(message: str, status: int = 400) -> JsonResponse:
-    return JsonResponse({"error": message}, status=status)
-
-
-def _authorized_project(request: HttpRequest, pk: int) -> Project:
-    """The project if the request carries its token or comes from a member; 403 otherwise."""
+def _authorized_project(request: HttpRequest, pk: int) -> tuple[Project, Any]:
+    """``(project, user)``: ``user`` is None for a caller with the project's token (who sees
+    everything), else the logged-in member. 403 otherwise, the same for a missing project."""
     header = request.headers.get("Authorization", "")
     if header.startswith("Token "):
-        project = get_object_or_404(Project, pk=pk)
-        if hmac.compare_digest(header[len("Token "):].strip(), project.api_token):
-            return project
-        raise PermissionDenied("wrong token for this project")
+        project = Project.objects.filter(pk=pk).first()
+        expected = project.api_token if project is not None else new_token()  # same work either way
+        given = header[len("Token "):].strip().encode("utf-8", "replace")  # any header bytes
+        if hmac.compare_digest(given, expected.encode()) and project is not None:
+            return project, None
+        raise PermissionDenied(WRONG_TOKEN)
     if request.user.is_authenticated:
-        return project_for(request.user, pk)
+        return project_for(request.user, pk), request.user
     raise PermissionDenied("send 'Authorization: Token <project token>'")
 
 
@@ -76,15 +82,15 @@ def _record(project: Project, entry: Any, where: str) -> Record:
             raw = base64.b64decode(raw, validate=True)
         except (binascii.Error, TypeError, ValueError):
             raise IngestError(f"{where}: image_base64 is not valid base64") from None
-    return Record(where, raw, gold_of(project, entry.get("gold"), where),
-                  filename=str(entry.get("filename", "")) if key == "image_base64" else "")
+    filename = checked_filename(entry.get("filename", ""), where) if key == "image_base64" else ""
+    return Record(where, raw, gold_of(project, entry.get("gold"), where), filename=filename)
 
 
 def _post_items(request: HttpRequest, project: Project) -> JsonResponse:
     try:
-        body = json.loads(request.body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return _error("the body must be JSON")
+        body = parse_json(request.body, "the body")
+    except ValueError as exc:
+        return _error(str(exc))
     entries = body.get("items") if isinstance(body, dict) else None
     if not isinstance(entries, list) or not entries:
         return _error("the body must be {\"items\": [...]} with at least one item")
@@ -101,7 +107,7 @@ def _post_items(request: HttpRequest, project: Project) -> JsonResponse:
                         status=201)
 
 
-def _get_items(request: HttpRequest, project: Project) -> JsonResponse:
+def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonResponse:
     try:
         ids = [int(x) for x in request.GET.get("ids", "").split(",") if x.strip()]
     except ValueError:
@@ -113,31 +119,25 @@ def _get_items(request: HttpRequest, project: Project) -> JsonResponse:
     missing = [i for i in ids if i not in rows]
     if missing:
         return _error(f"no such item(s) in this project: {missing[:10]}", status=404)
+    if user is not None and not sees_predictions(user, project):
+        for row in rows.values():
+            row.update(dict.fromkeys(MODEL_FIELDS))
     return JsonResponse({"items": [rows[i] for i in ids]})
-
-
-def json_errors(view: Any) -> Any:
-    """API views answer refusals as JSON ``{"error": ...}`` with 403, not Django's HTML page."""
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except PermissionDenied as exc:
-            return _error(str(exc) or "forbidden", status=403)
-    return wrapper
 
 
 @csrf_exempt  # token-authenticated API; session callers are read-only (GET)
 @require_http_methods(["GET", "POST"])
-@json_errors
 def items(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and not request.headers.get("Authorization", "").startswith("Token "):
         raise PermissionDenied("posting items needs 'Authorization: Token <project token>'")
-    project = _authorized_project(request, pk)
-    return _post_items(request, project) if request.method == "POST" else _get_items(request, project)
+    project, user = _authorized_project(request, pk)
+    return _post_items(request, project) if request.method == "POST" else _get_items(request, project, user)
 
 
 @require_GET
-@json_errors
 def metrics(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(project_metrics(_authorized_project(request, pk)))
+    project, user = _authorized_project(request, pk)
+    if user is not None and not sees_dashboard(user, project):
+        raise PermissionDenied("this project's metrics are for its admins (its dashboard is hidden "
+                               "from annotators)")
+    return JsonResponse(project_metrics(project))

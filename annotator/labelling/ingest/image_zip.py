@@ -21,7 +21,7 @@ import zlib
 from pathlib import PurePosixPath
 from typing import Any
 
-from .records import IngestError, Record, gold_of
+from .records import IngestError, Record, checked_filename, gold_of
 from .tabular import decode_text
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
@@ -102,7 +102,7 @@ def _parse_archive(project: Any, data: bytes) -> list[Record]:
             else:
                 folder = PurePosixPath(name).parent.name
                 gold = gold_of(project, folder, name) if folder in map(str, project.classes) else None
-            out.append(Record(name, raw, gold, filename=PurePosixPath(name).name))
+            out.append(Record(name, raw, gold, filename=checked_filename(PurePosixPath(name).name, name)))
     if not out:
         raise IngestError("the archive holds no images (" + ", ".join(IMAGE_SUFFIXES) + ")")
     return out

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..input_rules import text_problem
+from ..models import Item
+
 
 class IngestError(ValueError):
     """An upload is refused; the message names the row (or archive entry) and the reason."""
@@ -35,3 +38,14 @@ def gold_of(project: Any, value: Any, where: str) -> Any:
         return project.parse_class(value.strip() if isinstance(value, str) else value)
     except ValueError as exc:
         raise IngestError(f"{where}: label {exc}") from None
+
+
+def checked_filename(value: Any, where: str) -> str:
+    """An image's file name as stored on its item; IngestError naming ``where`` when it is not a
+    string, holds NUL or a lone surrogate, or is longer than the item's ``filename`` field."""
+    if not isinstance(value, str):
+        raise IngestError(f"{where}: the file name must be a string, got {type(value).__name__}")
+    problem = text_problem(value, Item._meta.get_field("filename").max_length)
+    if problem:
+        raise IngestError(f"{where}: the file name {problem}")
+    return value
