@@ -266,6 +266,65 @@ def test_a_500_is_json_under_api_and_its_traceback_is_logged(world, tmp_path, mo
     assert f"/api/projects/{project.pk}/metrics" in logged
 
 
+# ------------------------------------------------- login throttling and CSP (issue 15 item 7)
+def test_logins_are_throttled_per_username_and_address(db, settings):
+    """After AXES_FAILURE_LIMIT wrong passwords even the right one is refused (429) for that
+    user from that address; another user from the same address still logs in."""
+    User = get_user_model()
+    User.objects.create_user("victim", password="right-password-1")
+    User.objects.create_user("bystander", password="right-password-2")
+    client = Client()
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        wrong = client.post("/accounts/login/", {"username": "victim", "password": "guess"})
+        assert wrong.status_code == 200 and b"Wrong user name or password" in wrong.content
+    locked = client.post("/accounts/login/", {"username": "victim", "password": "guess"})
+    assert locked.status_code == 429 and b"Too many failed logins" in locked.content
+    right = client.post("/accounts/login/", {"username": "victim", "password": "right-password-1"})
+    assert right.status_code == 429 and "_auth_user_id" not in client.session
+    other = Client().post("/accounts/login/", {"username": "bystander", "password": "right-password-2"})
+    assert other.status_code == 302
+    from django.core.management import call_command
+
+    call_command("axes_reset_username", "victim", verbosity=0)  # what an admin does to unlock
+    again = client.post("/accounts/login/", {"username": "victim", "password": "right-password-1"})
+    assert again.status_code == 302 and "_auth_user_id" in client.session
+
+
+def test_a_success_resets_the_failure_count(db, settings):
+    get_user_model().objects.create_user("typo", password="right-password-1")
+    client = Client()
+    for _ in range(3):
+        for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+            assert client.post("/accounts/login/", {"username": "typo", "password": "x"}).status_code == 200
+        right = client.post("/accounts/login/", {"username": "typo", "password": "right-password-1"})
+        assert right.status_code == 302
+        client.post("/accounts/logout/")
+
+
+def test_every_page_has_a_csp_without_inline_script(world):
+    _, users, _ = world
+    for client, path in [(Client(), "/accounts/login/"), (_client("admin", users), "/"),
+                         (_client("admin", users), f"/projects/{world[0].pk}/dashboard")]:
+        policy = client.get(path)["Content-Security-Policy"]
+        directives = dict(d.strip().partition(" ")[::2] for d in policy.split(";") if d.strip())
+        assert directives["script-src"] == "'self'" and directives["style-src"] == "'self'"
+        assert directives["default-src"] == "'self'" and directives["frame-ancestors"] == "'none'"
+        assert "unsafe" not in policy
+
+
+def test_templates_hold_no_inline_script_or_handler():
+    """The CSP refuses inline code, so the templates must have none: scripts come from static/."""
+    offenders = []
+    for path in sorted((Path(ROOT) / "templates").rglob("*.html")):
+        text = path.read_text()
+        for m in re.finditer(r"<script\b[^>]*>", text):
+            if "src=" not in m.group(0):
+                offenders.append(f"{path.name}: inline {m.group(0)}")
+        offenders += [f"{path.name}: handler {h}" for h in re.findall(r"\son[a-z]+\s*=", text)]
+        offenders += [f"{path.name}: {h}" for h in re.findall(r"javascript:|hx-on|style=", text)]
+    assert not offenders, offenders
+
+
 PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "x" * 64 + "-production-like-secret-key-for-the-check",
                   "ALLOWED_HOSTS": "annotator.example.org", "HTTPS": "1",
                   "DJANGO_SETTINGS_MODULE": "annotator.settings"}
