@@ -1,4 +1,4 @@
-"""The learner contract shared by every online active learner (DESIGN.md section 2).
+"""The learner contract shared by every online active learner (docs/algorithms/common.md).
 
 A learner lives in a stream. For each arriving item ``x`` the caller does::
 

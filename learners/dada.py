@@ -1,4 +1,4 @@
-"""D-ADA / D-AMD and MD-ADA / MD-AMD (``../shared/specs/dada.md``, Zhai et al. 2022).
+"""D-ADA / D-AMD and MD-ADA / MD-AMD (docs/algorithms/dada.md, Zhai et al. 2022).
 
 * :class:`DADA`: binary Algorithm 1 (spec section 3) with the dual-averaging update (D-ADA,
   line 13) or the mirror-descent update (D-AMD, line 14).

@@ -93,6 +93,7 @@ def sign_code(margin: float) -> int:
     Decision shared by every binary learner of the product: sign(0) = +1 (paa.md section 1,
     step 2, the LIBOL convention the PAA and SOAL specs recommend).
     """
+    # DEVIATION (D-ADA only): its authors' code predicts -1 at 0 (docs/algorithms/dada.md).
     return 1 if margin >= 0.0 else 0
 
 

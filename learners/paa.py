@@ -1,4 +1,4 @@
-"""Passive-Aggressive Active learning (``../shared/specs/paa.md``, Lu, Zhao & Hoi 2016).
+"""Passive-Aggressive Active learning (docs/algorithms/paa.md, Lu, Zhao & Hoi 2016).
 
 * :class:`PAA`: binary PAA / PAA-I / PAA-II (spec section 1, Algorithm 2).
 * :class:`MPAA`: multiclass MPAA / MPAA-I / MPAA-II (section 2, Algorithm 3).

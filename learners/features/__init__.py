@@ -1,6 +1,6 @@
 """Featurizers: raw items -> sparse float64 rows, shared by the app, replay and exported models.
 
-One module per kind (DESIGN.md section 2, ``features/``):
+One module per kind (docs/architecture.md, ``learners/``):
 
 * ``image`` (:mod:`.image`): bytes of an image file -> grayscale pixels in [0, 1].
 * ``text`` (:mod:`.text`): str (or UTF-8 bytes) -> hashed word unigrams + bigrams,
