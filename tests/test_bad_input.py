@@ -113,8 +113,8 @@ UPLOADS = [
     ("zip-name-too-long", "image", "i.zip", zip_bytes({"1/" + "a" * 300 + ".png": png()}),
      "at most 255 allowed"),
     ("libsvm-latin1", "vectors", "v.svm", "1 1:0.5\n0 2:caf\xe9\n".encode("latin-1"), "line 2"),
-    ("csv-for-image-project", "image", "a.csv", b"text\nhello\n", "this project's items are image"),
-    ("zip-for-text-project", "text", "i.zip", zip_bytes({"a/a.png": png()}), "this project's items are text"),
+    ("csv-for-image-project", "image", "a.csv", b"text\nhello\n", "not image items"),
+    ("zip-for-text-project", "text", "i.zip", zip_bytes({"a/a.png": png()}), "not text items"),
 ]
 
 

@@ -35,13 +35,15 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
+from learners.uploads import gold_of
+from learners.uploads.input_rules import parse_json
+from learners.uploads.records import checked_filename
+from learners.uploads.tabular import row_record
+
 from . import enqueue
 from .access import project_for, sees_dashboard, sees_predictions
 from .api_errors import error_response as _error
 from .ingest import IngestError, Record, import_records
-from .ingest.records import checked_filename, gold_of
-from .ingest.tabular import row_record
-from .input_rules import parse_json
 from .metrics import project_metrics
 from .models import Item, Project, new_token
 

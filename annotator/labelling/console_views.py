@@ -20,12 +20,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 import learners
-from learners.features import KINDS, default_config
+from learners.features import DEFAULT, KINDS, default_config
+from learners.uploads.input_rules import checked_text, parse_json
 
 from . import enqueue
 from .access import project_for
 from .changes import change_settings, record
-from .input_rules import checked_text, parse_json
 from .models import Membership, Project
 from .projects import checked_project_name, create_project
 
@@ -197,12 +197,14 @@ def new_project(request: HttpRequest) -> HttpResponse:
             with transaction.atomic():
                 project = create_project(name=name, task=task, item_kind=kind, classes=classes,
                                          algorithm=DEFAULT_ALGORITHM[task],
-                                         featurizer_config={"kind": kind, **_parse_options(form)})
+                                         featurizer_config={"kind": kind, "name": DEFAULT[kind],
+                                                            **_parse_options(form)})
                 Membership.objects.create(project=project, user=request.user, role=Membership.Role.ADMIN)
             return redirect("console", pk=project.pk)
         except (ValueError, KeyError) as exc:
             error = str(exc).strip("'\"")
-    defaults = {k: {o: v for o, v in default_config(k).items() if o not in ("kind", "version")}
+    defaults = {k: {o: v for o, v in default_config(k).items()
+                    if o not in ("kind", "name", "version")}
                 for k in KINDS}
     return render(request, "labelling/new_project.html",
                   {"error": error, "form": form, "tasks": list(DEFAULT_ALGORITHM), "kinds": KINDS,

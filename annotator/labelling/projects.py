@@ -8,8 +8,8 @@ from typing import Any
 from django.db import transaction
 
 from learners.features import default_config, make_featurizer
+from learners.uploads.input_rules import checked_text
 
-from .input_rules import checked_text
 from .models import Project
 from .state_store import create_state
 
@@ -29,7 +29,7 @@ def save_new_project(project: Project) -> Project:
 
     ``featurizer_config`` defaults to the default config of ``item_kind`` and is stored
     complete (every option and the version). ValueError (naming the problem) when the name
-    or a class name cannot be stored (:mod:`.input_rules`), or the algorithm, its parameters,
+    or a class name cannot be stored (:mod:`learners.uploads.input_rules`), or the algorithm, its parameters,
     the classes or the featurizer config are invalid; nothing is saved then.
     """
     checked_project_name(project.name)

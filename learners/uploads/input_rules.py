@@ -1,6 +1,6 @@
 """What user-supplied text and JSON must satisfy before it reaches the database (issue 15 item 5).
 
-One definition, used by the JSON API, the upload parsers and the forms:
+One definition, used by the upload parsers (here), and by the app's JSON API and forms:
 
 * text never holds a NUL character (PostgreSQL text cannot store it) nor a lone surrogate
   (not valid Unicode: no database encoding can store it);
