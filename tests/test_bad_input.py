@@ -242,8 +242,8 @@ def test_bad_urls_in_the_api():
 @pytest.mark.parametrize("filename,needle", [
     ("a\x00.png", "the file name contains a NUL character"),
     ("a\ud800.png", "the file name contains a lone surrogate"),
-    ("a" * 300 + ".png", "the file name is 304 characters long, at most 255 allowed"),
-    ({"a": 1}, "the file name must be a string"),
+    ("a" * 300 + ".png", "'filename' is 304 characters long, at most 255 allowed"),  # the API's schema
+    ({"a": 1}, "'filename' expected a string"),
 ])
 def test_bad_image_file_names_in_the_api(filename, needle):
     project = digits_project(0)

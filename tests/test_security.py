@@ -48,6 +48,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "export-labels-jsonl": ("get", (LOGIN, 403, 403, 200)),
     "api-items": ("get", (403, 403, 200, 200)),  # token, or a member's session (read-only)
     "api-metrics": ("get", (403, 403, 403, 200)),  # the project keeps its dashboard for admins
+    "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),
     "logout": ("post", (302, 302, 302, 302)),

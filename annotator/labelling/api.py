@@ -17,6 +17,9 @@ project), or a logged-in member's session (handy for the dashboard).
 * ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
   annotator's session when the project keeps its dashboard for admins.
 
+The OpenAPI 3.1 description is ``GET /api/openapi.json``, generated from the declarations in
+:mod:`.api_schema` (whose schemas also validate the ``POST`` bodies).
+
 Every error is JSON ``{"error": ...}`` (:mod:`.api_errors`). A wrong token gets the same 403
 whether the project exists or not (project ids cannot be probed).
 """
@@ -28,7 +31,6 @@ import binascii
 import hmac
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -43,6 +45,7 @@ from learners.uploads.tabular import row_record
 from . import enqueue
 from .access import project_for, sees_dashboard, sees_predictions
 from .api_errors import error_response as _error
+from .api_schema import ITEM_STATE, items_body, openapi_document, operation, validate_items_body
 from .ingest import IngestError, Record, import_records
 from .metrics import project_metrics
 from .models import Item, Project, new_token
@@ -70,14 +73,11 @@ def _authorized_project(request: HttpRequest, pk: int) -> tuple[Project, Any]:
     raise PermissionDenied("send 'Authorization: Token <project token>'")
 
 
-def _record(project: Project, entry: Any, where: str) -> Record:
-    if not isinstance(entry, dict):
-        raise IngestError(f"{where}: expected an object, got {type(entry).__name__}")
+def _record(project: Project, entry: dict[str, Any], where: str) -> Record:
+    """The record of one item that passed :func:`.api_schema.validate_items_body`."""
     if project.item_kind in (Project.Kind.TEXT, Project.Kind.URL):
-        return row_record(project, {k.lower(): v for k, v in entry.items()}, where)
+        return row_record(project, entry, where)
     key = CONTENT_KEY[project.item_kind]
-    if key not in entry:
-        raise IngestError(f"{where}: missing {key!r}")
     raw = entry[key]
     if key == "image_base64":
         try:
@@ -93,11 +93,14 @@ def _post_items(request: HttpRequest, project: Project) -> JsonResponse:
         body = parse_json(request.body, "the body")
     except ValueError as exc:
         return _error(str(exc))
-    entries = body.get("items") if isinstance(body, dict) else None
-    if not isinstance(entries, list) or not entries:
-        return _error("the body must be {\"items\": [...]} with at least one item")
-    if len(entries) > settings.API_MAX_BATCH:
-        return _error(f"at most {settings.API_MAX_BATCH} items per request, got {len(entries)}")
+    if isinstance(body, dict) and isinstance(body.get("items"), list):  # keys in any case, as in CSV
+        body["items"] = [{k.lower(): v for k, v in e.items()} if isinstance(e, dict) else e
+                         for e in body["items"]]
+    try:
+        validate_items_body(body, project.item_kind)
+    except ValueError as exc:
+        return _error(str(exc))
+    entries = body["items"]
     try:
         records = [_record(project, e, f"item {i}") for i, e in enumerate(entries)]
         with transaction.atomic():
@@ -127,6 +130,22 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
     return JsonResponse({"items": [rows[i] for i in ids]})
 
 
+IDS = {"name": "ids", "in": "query", "required": True, "schema": {"type": "string"},
+       "description": f"comma-separated item ids (at most {MAX_IDS})"}
+ITEMS_OUT = {"type": "object", "required": ["items"],
+             "properties": {"items": {"type": "array", "items": ITEM_STATE}}}
+CREATED = {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
+    "type": "object", "required": ["id", "seq", "status"],
+    "properties": {"id": {"type": "integer"}, "seq": {"type": "integer"}, "status": {"type": "string"}}}}}}
+
+
+@operation(
+    get={"summary": "The decisions about items (prediction, score, query probability, ...)",
+         "parameters": [IDS], "answers": {200: ("the items, in the order asked", ITEMS_OUT)}},
+    post={"summary": "Add items to the project's stream (all or nothing); a worker decides them",
+          "body": items_body,  # called when the document is made: API_MAX_BATCH may change
+          "answers": {201: ("the new items, in input order", CREATED)}},
+)
 @csrf_exempt  # token-authenticated API; session callers are read-only (GET)
 @require_http_methods(["GET", "POST"])
 def items(request: HttpRequest, pk: int) -> HttpResponse:
@@ -136,6 +155,8 @@ def items(request: HttpRequest, pk: int) -> HttpResponse:
     return _post_items(request, project) if request.method == "POST" else _get_items(request, project, user)
 
 
+@operation(get={"summary": "The project's metrics (as on the dashboard)",
+               "answers": {200: ("metrics", {"type": "object"})}})
 @require_GET
 def metrics(request: HttpRequest, pk: int) -> JsonResponse:
     project, user = _authorized_project(request, pk)
@@ -143,3 +164,9 @@ def metrics(request: HttpRequest, pk: int) -> JsonResponse:
         raise PermissionDenied("this project's metrics are for its admins (its dashboard is hidden "
                                "from annotators)")
     return JsonResponse(project_metrics(project))
+
+
+@require_GET
+def openapi(request: HttpRequest) -> JsonResponse:
+    """This API's OpenAPI 3.1 description (public: it holds no data)."""
+    return JsonResponse(openapi_document())
