@@ -106,6 +106,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_COOLOFF_MINUTE
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_USERNAME_CALLABLE = "annotator.labelling.throttle.axes_username"  # bounded to its column
 
 # Content-Security-Policy (django-csp; Django 5.2 has none built in, 6.0 will): only this
 # site's own scripts, styles, fonts and requests, images also as data: URIs (the queue inlines

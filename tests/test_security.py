@@ -291,6 +291,15 @@ def test_logins_are_throttled_per_username_and_address(db, settings):
     assert again.status_code == 302 and "_auth_user_id" in client.session
 
 
+def test_an_overlong_user_name_is_refused_without_a_500(db):
+    """django-axes records failed logins; a name longer than its column is cut, not a DB error."""
+    from axes.models import AccessAttempt
+
+    response = Client().post("/accounts/login/", {"username": "a" * 10_000, "password": "x"})
+    assert response.status_code == 200 and b"Wrong user name or password" in response.content
+    assert [len(a.username) for a in AccessAttempt.objects.all()] == [255]
+
+
 def test_a_success_resets_the_failure_count(db, settings):
     get_user_model().objects.create_user("typo", password="right-password-1")
     client = Client()
