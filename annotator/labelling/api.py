@@ -52,8 +52,6 @@ from .models import Item, Project, new_token
 
 CONTENT_KEY = {"vectors": "vector", "image": "image_base64"}  # text/URL: as in CSV/JSONL uploads
 MAX_IDS = 1000
-#: item fields an annotator's session reads only when the project shows the model's guess
-MODEL_FIELDS = ("prediction", "score", "query_prob")
 WRONG_TOKEN = "wrong token, or no such project"
 
 
@@ -126,7 +124,7 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
         return _error(f"no such item(s) in this project: {missing[:10]}", status=404)
     if user is not None and not sees_predictions(user, project):
         for row in rows.values():
-            row.update(dict.fromkeys(MODEL_FIELDS))
+            row["prediction"] = row["score"] = row["query_prob"] = None
     return JsonResponse({"items": [rows[i] for i in ids]})
 
 

@@ -25,7 +25,7 @@ project's featurizer of each kind. Featurizer modules are imported on first use,
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import scipy.sparse as sp
 
@@ -50,7 +50,7 @@ DEFAULT = dict(ORIGINAL)
 class Featurizer(Protocol):
     """What the app, the replay and exported models rely on."""
 
-    kind: str  # "image" | "text" | "url" | "vectors"
+    kind: ClassVar[str]  # "image" | "text" | "url" | "vectors"
     n_features: int
 
     def config(self) -> dict[str, Any]: ...
