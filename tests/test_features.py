@@ -105,7 +105,7 @@ def test_bad_config_is_a_value_error_naming_it(config, needle):
 
 def test_missing_options_take_defaults_and_transform_refuses_a_bare_string():
     f = make_featurizer({"kind": "image", "width": 8})
-    assert f.config() == {**default_config("image"), "width": 8} and f.n_features == 8 * 16
+    assert f.config() == {**default_config("image", "pixels"), "width": 8} and f.n_features == 8 * 16
     with pytest.raises(TypeError, match="transform_one"):
         make_featurizer({"kind": "text"}).transform("a text, not a list of texts")
 

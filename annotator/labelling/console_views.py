@@ -21,7 +21,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 import learners
-from learners.features import KINDS, default_config
+from learners.features import KINDS, default_config, default_name
 
 from . import enqueue
 from .access import project_for
@@ -190,7 +190,8 @@ def new_project(request: HttpRequest) -> HttpResponse:
             with transaction.atomic():
                 project = create_project(name=name, task=task, item_kind=kind, classes=classes,
                                          algorithm=DEFAULT_ALGORITHM[task],
-                                         featurizer_config={"kind": kind, **_parse_options(form)})
+                                         featurizer_config={"kind": kind, "featurizer": default_name(kind),
+                                                            **_parse_options(form)})
                 Membership.objects.create(project=project, user=request.user, role=Membership.Role.ADMIN)
             return redirect("console", pk=project.pk)
         except (ValueError, KeyError) as exc:
