@@ -14,9 +14,9 @@ import pytest
 
 import learners
 from learners.features import (
+    DEFAULT,
     FeatureError,
     default_config,
-    default_name,
     embedding,
     featurizer_class,
     featurizer_names,
@@ -29,7 +29,7 @@ ROOT = Path(__file__).parent.parent
 
 
 def minilm(**options):
-    return make_featurizer({"kind": "text", "featurizer": "minilm", **options})
+    return make_featurizer({"kind": "text", "name": "minilm", **options})
 
 
 def cosine(f, a: str, b: str) -> float:
@@ -88,10 +88,10 @@ def test_bad_items_are_feature_errors(raw, needle):
 
 
 @pytest.mark.parametrize("config,needle", [
-    ({"kind": "text", "featurizer": "bert"}, "unknown text featurizer 'bert'; valid: hashed, minilm"),
-    ({"kind": "text", "featurizer": "minilm", "max_tokens": 4}, "max_tokens must be an integer >= 8"),
-    ({"kind": "text", "featurizer": "minilm", "n_features": 10}, "unknown option(s) ['n_features']"),
-    ({"kind": "text", "featurizer": "minilm", "version": 2}, "version 2"),
+    ({"kind": "text", "name": "bert"}, "unknown text featurizer 'bert'; valid: hashed-ngrams, minilm"),
+    ({"kind": "text", "name": "minilm", "max_tokens": 4}, "max_tokens must be an integer >= 8"),
+    ({"kind": "text", "name": "minilm", "n_features": 10}, "unknown option(s) ['n_features']"),
+    ({"kind": "text", "name": "minilm", "version": 2}, "version 2"),
 ])
 def test_bad_configs_name_the_problem(config, needle):
     with pytest.raises(ValueError) as info:
@@ -106,13 +106,10 @@ def test_another_model_package_version_is_refused(monkeypatch):
 
 
 def test_registry_names_defaults_and_legacy_configs():
-    assert featurizer_names("text") == ("hashed", "minilm")
-    for kind in ("image", "text", "url", "vectors"):
-        assert default_name(kind) in featurizer_names(kind)
-        assert default_config(kind)["featurizer"] == default_name(kind)
-    assert default_name("text") == "minilm"
-    # a config stored before featurizers had names means the kind's first (legacy) one
-    assert make_featurizer({"kind": "text"}).name == "hashed"
+    assert featurizer_names("text") == ["hashed-ngrams", "minilm"]
+    assert DEFAULT["text"] == "minilm" and default_config("text")["name"] == "minilm"
+    # a config stored before featurizers had names keeps its featurizer
+    assert make_featurizer({"kind": "text"}).name == "hashed-ngrams"
     assert featurizer_class("text", "minilm") is embedding.MiniLMFeaturizer
     with pytest.raises(ValueError, match="unknown featurizer kind 'audio'"):
         featurizer_names("audio")

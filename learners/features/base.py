@@ -66,7 +66,7 @@ class BaseFeaturizer:
     """
 
     kind: ClassVar[str] = ""
-    #: the featurizer's name within its kind (``learners.features.featurizer_names``)
+    #: the featurizer's name among its kind's (``learners.features.featurizer_names``)
     name: ClassVar[str] = ""
     #: bumped whenever the same config would produce different numbers; a config written by
     #: another version is refused rather than silently featurized differently.
@@ -82,12 +82,12 @@ class BaseFeaturizer:
 
     @classmethod
     def default_config(cls) -> dict[str, Any]:
-        return {"kind": cls.kind, "featurizer": cls.name, "version": cls.version,
+        return {"kind": cls.kind, "name": cls.name, "version": cls.version,
                 **{p.name: p.default for p in cls.options}}
 
     def config(self) -> dict[str, Any]:
         """JSON-able config; ``make_featurizer(f.config())`` rebuilds an identical featurizer."""
-        return {"kind": self.kind, "featurizer": self.name, "version": self.version, **self._options}
+        return {"kind": self.kind, "name": self.name, "version": self.version, **self._options}
 
     def transform_one(self, raw: Any) -> sp.csr_matrix:
         """One raw item as a CSR float64 row of shape ``(1, n_features)``; FeatureError if bad."""
