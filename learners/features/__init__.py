@@ -2,7 +2,8 @@
 
 One module per kind (docs/architecture.md, ``learners/``):
 
-* ``image`` (:mod:`.image`): bytes of an image file -> grayscale pixels in [0, 1].
+* ``image``: ``pixels`` (:mod:`.image`): bytes of an image file -> grayscale pixels in [0, 1];
+  ``deskew-hog`` (:mod:`.image_hog`): deskewed histograms of oriented gradients (scikit-image).
 * ``text``: ``hashed-ngrams`` (:mod:`.text`): str (or UTF-8 bytes) -> hashed word unigrams +
   bigrams, sublinear counts, L2-normalised; ``minilm`` (:mod:`.embedding`): the 384-d
   all-MiniLM-L6-v2 sentence embedding (weights from an installed package, run in numpy).
@@ -36,6 +37,7 @@ from .base import BaseFeaturizer, FeatureError
 #: kind's names in the order they are listed to users.
 _FEATURIZERS = {
     "pixels": ("image", ".image"),
+    "deskew-hog": ("image", ".image_hog"),
     "hashed-ngrams": ("text", ".text"),
     "minilm": ("text", ".embedding"),
     "url-lexical": ("url", ".url"),
@@ -45,7 +47,7 @@ KINDS = ("image", "text", "url", "vectors")
 #: what a config without ``name`` means: the one featurizer each kind had before names existed.
 ORIGINAL = {"image": "pixels", "text": "hashed-ngrams", "url": "url-lexical", "vectors": "vectors"}
 #: a new project's featurizer of each kind: the best measured one (benchmarks/FEATURIZERS.md).
-DEFAULT = {**ORIGINAL, "text": "minilm"}
+DEFAULT = {**ORIGINAL, "image": "deskew-hog", "text": "minilm"}
 
 
 @runtime_checkable
