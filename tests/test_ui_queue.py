@@ -161,6 +161,21 @@ def test_text_and_urls_are_escaped_and_urls_never_links(client):
         assert f"<code>{part}</code>" in panel
 
 
+def test_a_scheme_less_url_shows_the_host_the_featurizer_sees(client):
+    """Most URLs in the wild omit the scheme; the queue splits them with the featurizer's
+    split_url (urllib would put the host into the path)."""
+    urls = text_project(name="urls", item_kind="url", featurizer_config=None, params={"delta": 100.0})
+    from annotator.labelling.ingest import Record, import_records
+
+    import_records(urls, [Record("u", "paypal.com@evil.example:8080/login?next=1#top")])
+    update_project(urls.pk)
+    _annotator(client, urls)
+    body = client.get(f"/projects/{urls.pk}/").content.decode()
+    panel = body[body.index('id="queue-item"'):body.index("</section>")]
+    for part in ("", "paypal.com@evil.example:8080", "/login#top", "next=1"):
+        assert f"<code>{part}</code>" in panel
+
+
 def test_caught_up_state_polls_and_gets_204_until_an_item_arrives(client):
     project = text_project([], params={"delta": 100.0})
     _annotator(client, project)

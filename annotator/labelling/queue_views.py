@@ -16,9 +16,7 @@ JavaScript) are redirected to the queue page, so the page works without htmx too
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -28,6 +26,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
+
+from learners.features.url import split_url
 
 from . import enqueue
 from .access import is_project_admin, project_for
@@ -49,24 +49,13 @@ from .web import image_type
 CLASS_KEYS = "1234567890abcdefghijklmnopqrtvwxyz"
 
 
-@dataclass(frozen=True)
-class UrlParts:
-    """A URL split for display as plain text (never a link): scheme, host, path, query."""
-
-    scheme: str
-    host: str
-    path: str
-    query: str
-
-
-def url_parts(text: str) -> UrlParts:
-    """Split ``text`` like a URL; unparseable text comes back whole in ``path``."""
-    try:
-        parts = urlsplit(text.strip())
-    except ValueError:
-        return UrlParts("", "", text, "")
-    return UrlParts(parts.scheme, parts.netloc, parts.path + (f"#{parts.fragment}" if parts.fragment else ""),
-                    parts.query)
+def url_parts(text: str) -> dict[str, str]:
+    """The parts of a URL item shown in the panel (as plain text, never a link), split by the
+    URL featurizer's own :func:`learners.features.url.split_url`: scheme, host (with user
+    info and port), path (with fragment), query."""
+    parts = split_url(text.strip())
+    return {"scheme": parts.scheme, "host": parts.display_host(),
+            "path": parts.path + (f"#{parts.fragment}" if parts.fragment else ""), "query": parts.query}
 
 
 #: images up to this size are inlined in the panel (data: URI) to save the browser a request
