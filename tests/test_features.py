@@ -169,9 +169,6 @@ def test_url_split_and_tokens():
                                                                      "/music/krizz_kaliko.html")
     assert split_url("localhost:8000/x").host == "localhost"
     assert split_url("http://[2001:db8::1]:443/p").host == "2001:db8::1"
-    assert (parts.userinfo, parts.fragment, parts.display_host()) == ("user:pw", "frag",
-                                                                     "user:pw@www.example.co.uk:8080")
-    assert split_url("http://[2001:db8::1]:443/p").display_host() == "[2001:db8::1]:443"
 
 
 @pytest.mark.datasets
