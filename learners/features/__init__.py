@@ -27,6 +27,8 @@ project's featurizer of each kind. Featurizer modules are imported on first use,
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import scipy.sparse as sp
@@ -48,6 +50,21 @@ KINDS = ("image", "text", "url", "vectors")
 ORIGINAL = {"image": "pixels", "text": "hashed-ngrams", "url": "url-lexical", "vectors": "vectors"}
 #: a new project's featurizer of each kind: the best measured one (benchmarks/FEATURIZERS.md).
 DEFAULT = {**ORIGINAL, "image": "deskew-hog", "text": "minilm"}
+
+
+#: items/s of each featurizer as benchmarks/featurizers.py measured them (it writes this file)
+SPEEDS_FILE = Path(__file__).with_name("speeds.json")
+
+
+def measured_speed(name: str) -> float | None:
+    """Featurizing speed of featurizer ``name`` in items/s from the last full run of
+    benchmarks/featurizers.py (``SPEEDS_FILE``); None when it was not measured."""
+    try:
+        speeds = json.loads(SPEEDS_FILE.read_text())
+    except FileNotFoundError:
+        return None
+    value = speeds.get(name)
+    return float(value) if value is not None else None
 
 
 @runtime_checkable
@@ -108,5 +125,5 @@ def make_featurizer(config: dict[str, Any]) -> Featurizer:
     return cls(**options)
 
 
-__all__ = ["DEFAULT", "KINDS", "ORIGINAL", "FeatureError", "Featurizer", "default_config",
-           "featurizer_class", "featurizer_names", "make_featurizer"]
+__all__ = ["DEFAULT", "KINDS", "ORIGINAL", "SPEEDS_FILE", "FeatureError", "Featurizer", "default_config",
+           "featurizer_class", "featurizer_names", "make_featurizer", "measured_speed"]
