@@ -30,9 +30,12 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 
 install: $(STAMP)
 
+# Packages `make lint` type-checks with mypy (config: [tool.mypy] in pyproject.toml).
+MYPY_PATHS ?= learners annotator
+
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/mypy annotator
+	$(BIN)/mypy $(MYPY_PATHS)
 
 # Runs migrations and the demo, then one Celery worker (with the periodic sweep, -B) in the
 # background and the Django development server in the foreground; Ctrl-C stops both.

@@ -30,10 +30,13 @@ used at every budget (per stream x featurizer). river is a benchmark-only depend
 (``requirements-bench.txt``).
 
 Accuracy is online (the prediction made before the label, on every item); the query ratio is
-the one achieved; items/s is the replay's own loop (featurizing is timed separately). Cells
-that would not fit the time budget are measured with fewer permutations, or skipped, from a
-guarded probe (a forked process on the first items, killed past ``PROBE_SECONDS`` or
-``PROBE_RSS_MB``); the report says which. Figures are never asserted by tests.
+the one achieved (a setting more than ``HELD`` x over its budget is flagged and not counted as
+the best at that budget); items/s is the replay's own loop (featurizing is timed separately).
+Time: every stream x featurizer x learner is first probed (a forked process on the first items,
+killed past ``PROBE_SECONDS`` or ``PROBE_RSS_MB``: OASIS on 2^18 hashed features would take
+gigabytes), then permutations are cut, most expensive cells first, until the estimate fits
+``--minutes`` on ``--jobs`` processes (cells that do not fit even once are skipped); the report
+says which, and the machine's load average. Figures are never asserted by tests.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ GOALS = {"sms": 0.980, "urls": 0.950, "mnist": 0.900, "ag_news": 0.850}
 #: a budget counts as held when the achieved ratio is at most HELD x the budget (issue 14 item 2)
 HELD = 1.25
 PROBE_ITEMS = 300
-PROBE_SECONDS = 15.0
+PROBE_SECONDS = 10.0
 PROBE_RSS_MB = 3000
 SEED = 0
 
@@ -192,31 +195,61 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def probe(key: tuple[str, str], algo: str) -> tuple[float | None, str]:
-    """Items/s of ``algo`` at a 10% budget on the first items of ``key``'s stream, measured in
-    a forked process killed past PROBE_SECONDS or PROBE_RSS_MB; (None, why) if it failed."""
+@dataclass
+class _Probe:
+    proc: Any
+    done: Any
+    seconds: Any
+    started: float
+    peak: float = 0.0
+
+
+def _start_probe(key: tuple[str, str], algo: str) -> _Probe:
     ctx = multiprocessing.get_context("fork")
     done, seconds = ctx.Value("i", 0), ctx.Value("d", 0.0)
     proc = ctx.Process(target=_probe_child, args=(key, algo, done, seconds))
     proc.start()
-    t0, peak, why = time.monotonic(), 0.0, ""
-    while proc.is_alive():
-        peak = max(peak, _rss_mb(proc.pid))
-        if peak > PROBE_RSS_MB:
+    return _Probe(proc, done, seconds, time.monotonic())
+
+
+def _finish_probe(p: _Probe) -> tuple[float | None, str] | None:
+    """None while the probe runs within its limits, else ``(items/s or None, why it stopped)``."""
+    why = ""
+    if p.proc.is_alive():
+        p.peak = max(p.peak, _rss_mb(p.proc.pid))
+        if p.peak > PROBE_RSS_MB:
             why = f"over {PROBE_RSS_MB} MB of memory"
-        elif time.monotonic() - t0 > PROBE_SECONDS:
+        elif time.monotonic() - p.started > PROBE_SECONDS:
             why = f"not done with {PROBE_ITEMS} items in {PROBE_SECONDS:.0f} s"
-        if why:
-            proc.kill()
-            break
-        proc.join(0.05)
-    proc.join()
-    if why or proc.exitcode != 0:
-        why = why or f"failed (exit code {proc.exitcode})"
-        if done.value and seconds.value > 0 and "memory" not in why:
-            return done.value / seconds.value, why
+        else:
+            return None
+        p.proc.kill()
+    p.proc.join()
+    if not why and p.proc.exitcode != 0:
+        why = f"failed (exit code {p.proc.exitcode})"
+    ips = p.done.value / p.seconds.value if p.done.value and p.seconds.value > 0 else None
+    if "memory" in why or (why and ips is None):
         return None, why
-    return (done.value / seconds.value if seconds.value > 0 else math.inf), ""
+    return (math.inf if ips is None else ips), why
+
+
+def probe_all(tasks: list[tuple[tuple[str, str], str]], jobs: int) -> list[tuple[float | None, str]]:
+    """Items/s of each ``(stream key, algo)`` at a 10% budget on the first items of the stream,
+    measured in forked processes (``jobs`` at a time) killed past PROBE_SECONDS or
+    PROBE_RSS_MB; ``(None, why)`` for a probe that measured nothing."""
+    results: list[tuple[float | None, str] | None] = [None] * len(tasks)
+    pending, running = list(range(len(tasks))), {}
+    while pending or running:
+        while pending and len(running) < jobs:
+            k = pending.pop(0)
+            running[k] = _start_probe(*tasks[k])
+        for k, p in list(running.items()):
+            out = _finish_probe(p)
+            if out is not None:
+                results[k] = out
+                del running[k]
+        time.sleep(0.02)
+    return [r for r in results if r is not None]
 
 
 # -------------------------------------------------------------------------------- plan
@@ -230,35 +263,71 @@ class Cell:
     probe_ips: float | None = None
     runs: int = 0
     note: str = ""
+    tuning: float = 0.0  # estimated seconds of river's learning-rate tuning
     results: dict[tuple[str, float], list[dict[str, float]]] = field(
         default_factory=lambda: defaultdict(list))
 
 
-def plan(info: dict, algos: dict[str, list[str]], runs: int, cell_seconds: float) -> list[Cell]:
-    cells = []
-    for (stream, fname), meta in info.items():
-        for algo in algos["binary" if STREAMS[stream].binary else "multiclass"]:
-            cell = Cell(stream, fname, algo)
-            ips, why = probe((stream, fname), algo)
-            cell.probe_ips = ips
-            replays = len(BUDGETS) * 2 + 1
-            if ips is None:
-                cell.note = f"skipped: {why}"
-            else:
-                fit = int(cell_seconds // (replays * meta["n"] / ips)) if math.isfinite(ips) else runs
-                cell.runs = min(runs, fit)
-                if cell.runs < 1:
-                    cell.note = (f"skipped: {ips:.0f} items/s, one permutation would take "
-                                 f"{replays * meta['n'] / ips:.0f} s (limit {cell_seconds:.0f} s)")
-                elif cell.runs < runs:
-                    cell.note = f"{cell.runs} permutation(s) only ({ips:.0f} items/s)"
-            print(f"probe {stream}/{fname}/{algo}: {cell.note or f'{ips:.0f} items/s'}",
-                  file=sys.stderr, flush=True)
+def river_probe(key: tuple[str, str]) -> float:
+    """Items/s of the river peer at a 10% budget on the first PROBE_ITEMS items of ``key``."""
+    X, task = _DATA[key]
+    return river_once(X[:PROBE_ITEMS], task, 0.10, 1.0, 0)["items_per_second"]
+
+
+def plan(info: dict, algos: dict[str, list[str]], runs: int, seconds: float, jobs: int,
+         river: bool) -> list[Cell]:
+    """Probe every stream x featurizer x learner (``jobs`` at a time), then give each cell as many
+    permutations (at most ``runs``) as fit ``seconds`` of wall time on ``jobs`` processes: the
+    most expensive cells lose permutations first, then the most expensive single-permutation
+    cells are skipped. River is a cell (algo ``river``) whose cost includes its tuning."""
+    cells = [Cell(stream, fname, algo) for (stream, fname) in info
+             for algo in algos["binary" if STREAMS[stream].binary else "multiclass"]]
+    probes = probe_all([((c.stream, c.featurizer), c.algo) for c in cells], jobs)
+    cost = {}
+    for cell, (ips, why) in zip(cells, probes, strict=True):
+        cell.probe_ips = ips
+        if ips is None:
+            cell.note = f"skipped: {why}"
+            continue
+        cell.runs = runs
+        cost[id(cell)] = (2 * len(BUDGETS) + 1) * info[(cell.stream, cell.featurizer)]["n"] / ips
+        print(f"probe {cell.stream}/{cell.featurizer}/{cell.algo}: {ips:.0f} items/s"
+              + (f" ({why})" if why else ""), file=sys.stderr, flush=True)
+    if river:
+        for key in info:
+            cell = Cell(*key, "river", river_probe(key), runs)
+            n = info[key]["n"]
+            cost[id(cell)] = len(BUDGETS) * n / cell.probe_ips
+            cell.tuning = len(RIVER_LR) * n / cell.probe_ips
             cells.append(cell)
+    capacity = seconds * jobs
+
+    def total() -> float:
+        return sum(c.runs * cost[id(c)] + c.tuning for c in cells if c.runs)
+
+    while total() > capacity:
+        live = [c for c in cells if c.runs]
+        cutting = [c for c in live if c.runs > 1]
+        if cutting:
+            worst = max(cutting, key=lambda c: c.runs * cost[id(c)])
+            worst.runs -= 1
+            worst.note = f"{worst.runs} permutation(s) only ({worst.probe_ips:.0f} items/s)"
+        else:
+            worst = max(live, key=lambda c: cost[id(c)] + c.tuning)
+            worst.runs = 0
+            worst.note = (f"skipped: {worst.probe_ips:.0f} items/s, one permutation would take "
+                          f"{cost[id(worst)] + worst.tuning:.0f} s of the {seconds / 60:g} min budget")
+    for c in cells:
+        if c.note:
+            print(f"plan {c.stream}/{c.featurizer}/{c.algo}: {c.note}", file=sys.stderr, flush=True)
+    print(f"plan: {total() / jobs / 60:.1f} min estimated on {jobs} processes", file=sys.stderr, flush=True)
     return cells
 
 
 def jobs_of(cell: Cell) -> list[Job]:
+    """Every replay of a learner cell (river's are made after its tuning, in :func:`main`)."""
+    if cell.algo == "river":
+        return []
     out = []
     for run in range(cell.runs):
         out += [Job(cell.stream, cell.featurizer, cell.algo, "active", r, run) for r in BUDGETS]
@@ -306,7 +375,9 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell],
     lines = ["# Label efficiency on raw streams", "",
              "Written by `python benchmarks/label_efficiency.py"
              + (" " + " ".join(args.argv) if args.argv else "")
-             + f"` in {wall / 60:.1f} min ({args.jobs} jobs) on this machine. Online accuracy (prediction "
+             + f"` in {wall / 60:.1f} min ({args.jobs} jobs, replays budgeted to {args.minutes:g} min; the "
+             f"machine's load average was {args.load:.1f} at the start, so permutations were cut where the "
+             f"`runs` column says fewer than {args.runs}) on this machine. Online accuracy (prediction "
              f"before the label, every item), mean ± std over permutations, with the achieved query "
              f"ratio in brackets; `active` = the learner's published query rule held to the budget by "
              f"the replay's `--budget`; `random` = `query=random` with p = budget; `all` = every label. "
@@ -431,8 +502,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--runs", type=int, default=5, help="permutations per setting")
     p.add_argument("--limit", type=int, default=None, help="use only the first N items of each stream")
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--cell-seconds", type=float, default=150.0,
-                   help="time allowed to one stream x featurizer x learner (fewer permutations beyond)")
+    p.add_argument("--minutes", type=float, default=22.0,
+                   help="wall-time budget of the replays after the probes (permutations are cut to fit)")
     p.add_argument("--no-river", action="store_true")
     p.add_argument("--quick", action="store_true",
                    help="development subset: sms and mnist, 2000 items, 2 permutations, 4 learners")
@@ -441,6 +512,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "LABEL_EFFICIENCY.md"))
     args = p.parse_args(argv)
     args.argv = list(argv if argv is not None else sys.argv[1:])
+    args.load = os.getloadavg()[0]
     if args.quick:
         args.streams, args.limit, args.runs = "sms,mnist", args.limit or 2000, min(args.runs, 2)
         args.learners = args.learners or "paa-i,d-ada,mpaa-i,md-ada"
@@ -465,22 +537,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if task in spec.tasks and (wanted is None or a in wanted)]
              for task in ("binary", "multiclass")}
     info = load_streams(names, featurizers, Path(args.cache), args.limit)
-    cells = plan(info, algos, args.runs, args.cell_seconds)
-    cost = {}
-    jobs = []
+    cells = plan(info, algos, args.runs, args.minutes * 60, args.jobs, not args.no_river)
+    learner_cells = [c for c in cells if c.algo != "river"]
+    river_cells = {(c.stream, c.featurizer): c for c in cells if c.algo == "river" and c.runs}
+    cost: dict[Job, float] = {}
     for c in cells:
-        for j in jobs_of(c):
-            cost[j] = info[(c.stream, c.featurizer)]["n"] / (c.probe_ips or 1.0)
-            jobs.append(j)
-    river_jobs = ([] if args.no_river
-                  else [Job(s, f, "river", "river", 0.10, 0, lr) for (s, f) in info for lr in RIVER_LR])
+        n = info[(c.stream, c.featurizer)]["n"]
+        for j in jobs_of(c) if c.algo != "river" or not c.runs else [
+                Job(c.stream, c.featurizer, "river", "river", 0.10, 0, lr) for lr in RIVER_LR]:
+            cost[j] = n / (c.probe_ips or 1.0)
     pool = (ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("fork"))
             if args.jobs > 1 else None)
+    river: dict[tuple[str, str], dict] = {}
     try:
-        done = execute(river_jobs + jobs, pool, cost)
-        river: dict[tuple[str, str], dict] = {}
+        done = execute(list(cost), pool, cost)
         tuned: dict[tuple[str, str], tuple[float, dict]] = {}
-        index = {(c.stream, c.featurizer, c.algo): c for c in cells}
+        index = {(c.stream, c.featurizer, c.algo): c for c in learner_cells}
         for job, m in done:
             if job.mode == "river":
                 key = (job.stream, job.featurizer)
@@ -489,7 +561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 index[(job.stream, job.featurizer, job.algo)].results[(job.mode, job.ratio)].append(m)
         final = [Job(s, f, "river", "river", r, run, lr) for (s, f), (lr, _) in tuned.items()
-                 for r in BUDGETS for run in range(args.runs) if not (r == 0.10 and run == 0)]
+                 for r in BUDGETS for run in range(river_cells[(s, f)].runs) if not (r == 0.10 and run == 0)]
         rows: dict[tuple[str, str, float], list] = defaultdict(list)
         for (s, f), (_, m) in tuned.items():
             rows[(s, f, 0.10)].append(m)
@@ -504,7 +576,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     svg_dir = out.parent / "label_efficiency"
     svg_dir.mkdir(parents=True, exist_ok=True)
-    write_report(out, svg_dir, info, cells, river, args, time.monotonic() - t_start)
+    write_report(out, svg_dir, info, learner_cells, river, args, time.monotonic() - t_start)
     print(f"wrote {out} in {(time.monotonic() - t_start) / 60:.1f} min", file=sys.stderr)
     return 0
 

@@ -31,6 +31,7 @@ Decisions where the spec is silent or the authors' code differs:
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -82,9 +83,9 @@ class DADA(LinearBinary):
     compiled loop (:meth:`compiled_loop`) runs too.
     """
 
-    def __init__(self, n_features: int, classes, *, update: str = "DA", a_t: str = "feature",
-                 smoothing: float = 1.0, eta: float = 1.0, **params: Any) -> None:
-        super().__init__(n_features, classes, a_t=a_t, smoothing=smoothing, eta=eta, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, update: str = "DA",
+                 a_t: str = "feature", smoothing: float = 1.0, eta: float = 1.0, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         _check(update, a_t)
         self.dual_averaging = update == "DA"
         self.a_t = a_t
@@ -92,6 +93,9 @@ class DADA(LinearBinary):
         self.eta = float(eta)
         self.s = np.zeros(self.n_features)
         self.theta = np.zeros(self.n_features if self.dual_averaging else 0)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"a_t": self.a_t, "smoothing": self.smoothing, "eta": self.eta}
 
     def _predict_and_query(self, idx, vals, predict_only):
         m, stat = kernels.dada_statistic(self.w, self.s, idx, vals, 0, len(idx), A_RULES.index(self.a_t),
@@ -148,9 +152,9 @@ class MDADA(MulticlassLinear):
     (:func:`learners.kernels.adaptive_step`); other rows unchanged.
     """
 
-    def __init__(self, n_features: int, classes, *, update: str = "DA", a_t: str = "feature",
-                 smoothing: float = 1.0, eta: float = 1.0, **params: Any) -> None:
-        super().__init__(n_features, classes, a_t=a_t, smoothing=smoothing, eta=eta, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, update: str = "DA",
+                 a_t: str = "feature", smoothing: float = 1.0, eta: float = 1.0, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         _check(update, a_t)
         self.dual_averaging = update == "DA"
         self.a_t = a_t
@@ -158,6 +162,9 @@ class MDADA(MulticlassLinear):
         self.eta = float(eta)
         self.S = np.zeros(self.W.shape)
         self.Theta = np.zeros((len(self.classes), self.n_features if self.dual_averaging else 0))
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"a_t": self.a_t, "smoothing": self.smoothing, "eta": self.eta}
 
     def _active_query(self, idx, vals, code, gap) -> float:
         sq = vals * vals

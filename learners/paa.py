@@ -15,6 +15,7 @@ Decisions taken where the spec is silent (each also marked where it is applied):
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,14 +53,16 @@ class PAA(LinearBinary):
     Has a compiled loop (:meth:`compiled_loop`, :func:`learners.kernels.paa_stream`).
     """
 
-    def __init__(self, n_features: int, classes, *, variant: str = "PA-I", C: float = 1.0,
-                 **params: Any) -> None:
-        # PA (hard margin) has no C: keep it out of the saved parameters.
-        super().__init__(n_features, classes, **({} if variant == "PA" else {"C": C}), **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, variant: str = "PA-I",
+                 C: float = 1.0, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         self.variant = variant
         self.C = float(C)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {} if self.variant == "PA" else {"C": self.C}  # PA (hard margin) has no C
 
     def _update(self, idx, vals, code) -> None:
         # ||x|| = 0 leaves w unchanged (module docstring)
@@ -85,12 +88,15 @@ class CSPAA(LinearBinary):
     ``delta_t = delta_0/(t+1)`` with ``delta_0 = delta`` (spec: delta updated before q_t).
     """
 
-    def __init__(self, n_features: int, classes, *, C: float = 1.0, rho: float = 1.0,
-                 adaptive: bool = False, **params: Any) -> None:
-        super().__init__(n_features, classes, C=C, rho=rho, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, C: float = 1.0,
+                 rho: float = 1.0, adaptive: bool = False, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         self.C = float(C)
         self.rho = float(rho)
         self.adaptive = bool(adaptive)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"C": self.C, "rho": self.rho}
 
     def _current_delta(self) -> float:
         if not self.adaptive:
@@ -120,14 +126,16 @@ class MPAA(MulticlassLinear):
     ``w^y += tau x`` and ``w^s -= tau x`` for the highest-scoring wrong class s.
     """
 
-    def __init__(self, n_features: int, classes, *, variant: str = "PA-I", C: float = 1.0,
-                 **params: Any) -> None:
-        # PA (hard margin) has no C: keep it out of the saved parameters.
-        super().__init__(n_features, classes, **({} if variant == "PA" else {"C": C}), **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, variant: str = "PA-I",
+                 C: float = 1.0, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         self.variant = variant
         self.C = float(C)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {} if self.variant == "PA" else {"C": self.C}  # PA (hard margin) has no C
 
     def _update(self, idx, vals, code) -> None:
         s = self._scores(idx, vals)

@@ -21,6 +21,7 @@ Decisions where the spec is silent:
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,9 +57,10 @@ class SOAL(LinearBinary):
     loss-scaled step). A zero loss changes nothing.
     """
 
-    def __init__(self, n_features: int, classes, *, eta: float = 1.0, gamma: float = 1.0,
-                 covariance: str = "diagonal", margin_only: bool = False, **params: Any) -> None:
-        super().__init__(n_features, classes, eta=eta, gamma=gamma, covariance=covariance, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, eta: float = 1.0,
+                 gamma: float = 1.0, covariance: str = "diagonal", margin_only: bool = False,
+                 **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         if covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {COVARIANCES}, got {covariance!r}")
         # DEVIATION: the full d x d covariance is refused above MAX_FULL_FEATURES (docs/algorithms/soal.md).
@@ -70,6 +72,9 @@ class SOAL(LinearBinary):
         self.full = covariance == "full"
         self.margin_only = bool(margin_only)
         self.Sigma = np.eye(self.n_features) if self.full else np.ones(self.n_features)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"eta": self.eta, "gamma": self.gamma, "covariance": "full" if self.full else "diagonal"}
 
     # ------------------------------------------------------------- decisions
     def _variance(self, idx: np.ndarray, vals: np.ndarray) -> float:
@@ -106,7 +111,7 @@ class SOAL(LinearBinary):
                 v = np.asarray(Xc.multiply(Xc @ self.Sigma).sum(axis=1), dtype=float).reshape(-1)
             else:
                 v = csr_row_sums(Xc, Xc.data * Xc.data * self.Sigma[Xc.indices])
-            return block_statistic_probs(self.delta, self._rho(m, np.maximum(v, 0.0)))
+            return block_statistic_probs(self.delta, np.asarray(self._rho(m, np.maximum(v, 0.0))))
 
         return BlockDecisions(codes, m, block_query_probs(self, len(m), active))
 

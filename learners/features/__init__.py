@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import scipy.sparse as sp
 
@@ -71,7 +71,7 @@ def measured_speed(name: str) -> float | None:
 class Featurizer(Protocol):
     """What the app, the replay and exported models rely on."""
 
-    kind: str  # "image" | "text" | "url" | "vectors"
+    kind: ClassVar[str]  # "image" | "text" | "url" | "vectors"
     n_features: int
 
     def config(self) -> dict[str, Any]: ...

@@ -188,6 +188,7 @@ class MiniLMFeaturizer(BaseFeaturizer):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        self.max_tokens: int = self.config()["max_tokens"]
         model_dir()  # a missing or wrong model package is reported when the featurizer is built
 
     def _parse(self, raw: Any) -> str:

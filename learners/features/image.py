@@ -104,6 +104,11 @@ class ImageFeaturizer(BaseFeaturizer):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        config = self.config()
+        self.width: int = config["width"]
+        self.height: int = config["height"]
+        self.invert: bool = config["invert"]
+        self.max_pixels: int = config["max_pixels"]
         self.n_features = self.width * self.height
 
     def _parse(self, raw: Any) -> np.ndarray:

@@ -68,6 +68,12 @@ class HogFeaturizer(BaseFeaturizer):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        config = self.config()
+        self.size: int = config["size"]
+        self.cell: int = config["cell"]
+        self.orientations: int = config["orientations"]
+        self.ink: str = config["ink"]
+        self.max_pixels: int = config["max_pixels"]
         cells = self.size // self.cell
         if cells < 2:
             raise ValueError(f"size {self.size} holds {cells} cell(s) of {self.cell} pixels; "

@@ -21,8 +21,11 @@ class Target(Protocol):
     parse_class: a label cell as a class value; ValueError naming the problem otherwise.
     """
 
-    item_kind: str
-    featurizer_config: dict[str, Any]
+    @property
+    def item_kind(self) -> str: ...
+
+    @property
+    def featurizer_config(self) -> dict[str, Any]: ...
 
     @property
     def classes(self) -> Sequence[Any] | None: ...
