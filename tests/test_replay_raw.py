@@ -83,8 +83,8 @@ def test_a_configured_featurizer_matches_a_project_configured_alike(tmp_path):
     path.write_bytes(data)
     _, X_app, _ = _app_stream("image", list(range(10)), "d.zip", data,
                               featurizer_config={"kind": "image", "width": 8, "height": 8, "invert": True})
-    ds = load_raw([path], "image", featurizer_config("image", DEFAULT["image"], {"width": "8", "height": "8",
-                                                                                 "invert": "true"}))
+    ds = load_raw([path], "image", featurizer_config("image", "pixels", {"width": "8", "height": "8",
+                                                                        "invert": "true"}))
     assert ds.X.shape == (40, 64) and (X_app != ds.X).nnz == 0
 
 
