@@ -25,6 +25,7 @@ from annotator.labelling.models import ImportJob, Item, Label, Membership, Proje
 from annotator.labelling.pipeline import update_project
 
 from .support.app import digits_project, member, text_project, zip_bytes
+from .support.html import error_text
 
 pytestmark = pytest.mark.django_db
 
@@ -147,7 +148,7 @@ def test_uploads_refused_at_once(name, data, needle):
 
     response = _admin_client(project).post(f"/projects/{project.pk}/upload",
                                            {"file": SimpleUploadedFile(name, data)})
-    assert response.status_code == 400 and needle in response.content.decode()
+    assert response.status_code == 400 and needle in error_text(response.content)
     assert not ImportJob.objects.exists()
 
 
@@ -158,7 +159,7 @@ def test_upload_over_the_limit_is_refused(settings):
 
     response = _admin_client(project).post(f"/projects/{project.pk}/upload",
                                            {"file": SimpleUploadedFile("a.csv", b"text\n" + b"x" * 200)})
-    assert response.status_code == 400 and "larger than 100 bytes" in response.content.decode()
+    assert response.status_code == 400 and "larger than 100 bytes" in error_text(response.content)
     assert not ImportJob.objects.exists()
 
 
@@ -256,7 +257,7 @@ def test_bad_delta_in_the_console(delta):
     project = digits_project(0)
     response = _admin_client(project).post(f"/projects/{project.pk}/console",
                                            {"action": "learner", "algorithm": "mpaa-i", "param-delta": delta})
-    assert response.status_code == 400 and needle in response.content.decode()
+    assert response.status_code == 400 and needle in error_text(response.content)
     project.refresh_from_db()
     assert project.params == {"delta": 1.0}
 
@@ -265,7 +266,7 @@ def test_unknown_algorithm_in_the_console():
     project = digits_project(0)
     response = _admin_client(project).post(f"/projects/{project.pk}/console",
                                            {"action": "learner", "algorithm": "gradient-magic"})
-    assert response.status_code == 400 and "algorithm must be one of" in response.content.decode()
+    assert response.status_code == 400 and "algorithm must be one of" in error_text(response.content)
 
 
 def test_sql_looking_text_is_stored_verbatim(api_project):

@@ -20,7 +20,7 @@ from annotator.labelling.pipeline import update_project
 from annotator.labelling.tasks import heartbeat
 
 from .support.app import digits_project, leased_item_id, member
-from .support.html import parse
+from .support.html import error_text, parse
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -72,13 +72,13 @@ def test_changing_delta_is_recorded_and_used_by_the_next_decision(client, projec
     assert "params.delta" in client.get(f"/projects/{project.pk}/console").content.decode()
 
 
-@pytest.mark.parametrize("value,needle", [("0", "delta must be a number &gt; 0"), ("-1", "delta must be"),
+@pytest.mark.parametrize("value,needle", [("0", "delta must be a number > 0"), ("-1", "delta must be"),
                                           ("nan", "delta must be"), ("abc", "delta must be")])
 def test_bad_delta_is_refused_and_nothing_changes(client, project, value, needle):
     _admin(client, project)
     response = client.post(f"/projects/{project.pk}/console",
                            {"action": "learner", "algorithm": "mpaa-i", "param-delta": value})
-    assert response.status_code == 400 and needle in response.content.decode()
+    assert response.status_code == 400 and needle in error_text(response.content)
     project.refresh_from_db()
     assert project.params == {"delta": 100.0} and not ProjectChange.objects.exists()
 
@@ -128,7 +128,7 @@ def test_staff_create_a_text_project(client):
                                           "classes": "ham, spam"})
     assert again.status_code == 400 and "exists already" in again.content.decode()
     one = client.post("/projects/new", {"name": "x", "task": "binary", "item_kind": "text", "classes": "a"})
-    assert one.status_code == 400 and "at least two" in one.content.decode()
+    assert one.status_code == 400 and "at least two" in error_text(one.content)
     digits = client.post("/projects/new", {"name": "mnist", "task": "multiclass", "item_kind": "image",
                                            "classes": "0,1,2,3,4,5,6,7,8,9",
                                            "featurizer": '{"width": 28, "height": 28, "invert": true}'})
@@ -139,7 +139,7 @@ def test_staff_create_a_text_project(client):
                         ('{"bogus": 1}', "unknown option")):
         response = client.post("/projects/new", {"name": "bad", "task": "binary", "item_kind": "image",
                                                  "classes": "a,b", "featurizer": bad})
-        assert response.status_code == 400 and needle in response.content.decode(), bad
+        assert response.status_code == 400 and needle in error_text(response.content), bad
     assert not Project.objects.filter(name="bad").exists()
 
 

@@ -33,7 +33,8 @@ def planner_data(project: Project) -> tuple[sp.csr_matrix, Task, str]:
     ValueError when fewer than ``MIN_ITEMS`` items have either.
     """
     n_features = project.featurizer().n_features
-    rows = list(Item.objects.filter(project=project, gold__isnull=False).order_by("seq")
+    # items whose content the retention sweep dropped have no vector left
+    rows = list(Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).order_by("seq")
                 .values_list("vector", "gold"))
     source = "gold"
     if len(rows) < MIN_ITEMS:
