@@ -21,7 +21,6 @@ from learners.features import (
     FeatureError,
     Featurizer,
     default_config,
-    featurizer_class,
     make_featurizer,
 )
 from learners.features.url import COUNT_NAMES, is_ip_literal, split_url, url_tokens
@@ -106,8 +105,7 @@ def test_bad_config_is_a_value_error_naming_it(config, needle):
 
 def test_missing_options_take_defaults_and_transform_refuses_a_bare_string():
     f = make_featurizer({"kind": "image", "width": 8})
-    assert f.config() == {**featurizer_class("image").default_config(), "width": 8} and f.n_features == 8 * 16
-    assert f.config()["normalize"] is False  # a config without the option keeps its old vectors
+    assert f.config() == {**default_config("image"), "width": 8} and f.n_features == 8 * 16
     with pytest.raises(TypeError, match="transform_one"):
         make_featurizer({"kind": "text"}).transform("a text, not a list of texts")
 
@@ -368,15 +366,3 @@ def test_vectors_bad_items(raw, needle):
         make_featurizer({"kind": "vectors", "n_features": 5}).transform_one(raw)
     assert needle in str(info.value)
 
-
-
-def test_a_new_image_project_normalizes_old_configs_keep_their_vectors():
-    png = raw_data.png_bytes(np.arange(64, dtype=np.uint8).reshape(8, 8) * 4)
-    new = make_featurizer(default_config("image"))
-    old = make_featurizer({"kind": "image", "version": 1, "width": 16, "height": 16})
-    x_new, x_old = new.transform_one(png), old.transform_one(png)
-    assert default_config("image")["normalize"] is True
-    assert np.isclose(np.linalg.norm(x_new.toarray()), 1.0)
-    np.testing.assert_allclose(x_new.toarray(), x_old.toarray() / np.linalg.norm(x_old.toarray()))
-    blank = raw_data.png_bytes(np.zeros((8, 8), dtype=np.uint8))
-    assert new.transform_one(blank).nnz == 0  # an all-zero image stays zero (no division by 0)

@@ -82,8 +82,7 @@ def test_a_configured_featurizer_matches_a_project_configured_alike(tmp_path):
     path = tmp_path / "d.zip"
     path.write_bytes(data)
     _, X_app, _ = _app_stream("image", list(range(10)), "d.zip", data,
-                              featurizer_config={"kind": "image", "width": 8, "height": 8, "invert": True,
-                                                 "normalize": True})
+                              featurizer_config={"kind": "image", "width": 8, "height": 8, "invert": True})
     ds = load_raw([path], "image", featurizer_config("image", DEFAULT["image"], {"width": "8", "height": "8",
                                                                                  "invert": "true"}))
     assert ds.X.shape == (40, 64) and (X_app != ds.X).nnz == 0

@@ -21,7 +21,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 import learners
-from learners.features import KINDS, default_config
+from learners.features import DEFAULT, KINDS, default_config
 
 from . import enqueue
 from .access import project_for
@@ -191,7 +191,8 @@ def new_project(request: AppRequest) -> HttpResponse:
             with transaction.atomic():
                 project = create_project(name=name, task=task, item_kind=kind, classes=classes,
                                          algorithm=DEFAULT_ALGORITHM[task],
-                                         featurizer_config=_featurizer_config(kind, form))
+                                         featurizer_config={"kind": kind, "name": DEFAULT[kind],
+                                                            **_parse_options(form)})
                 Membership.objects.create(project=project, user=request.user, role=Membership.Role.ADMIN)
             return redirect("console", pk=project.pk)
         except (ValueError, KeyError) as exc:
@@ -202,13 +203,6 @@ def new_project(request: AppRequest) -> HttpResponse:
     return render(request, "labelling/new_project.html",
                   {"error": error, "form": form, "tasks": list(DEFAULT_ALGORITHM), "kinds": KINDS,
                    "defaults": defaults}, status=400 if error else 200)
-
-
-def _featurizer_config(kind: str, form: Any) -> dict[str, Any]:
-    """A new project's featurizer config (``learners.features.default_config``) with the form's
-    options on top; ValueError naming a bad option."""
-    options = _parse_options(form)
-    return {**default_config(kind, options.get("name")), **options}
 
 
 def _parse_options(form: Any) -> dict[str, Any]:

@@ -44,9 +44,6 @@ KINDS = ("image", "text", "url", "vectors")
 ORIGINAL = {"image": "pixels", "text": "hashed-ngrams", "url": "url-lexical", "vectors": "vectors"}
 #: a new project's featurizer of each kind.
 DEFAULT = dict(ORIGINAL)
-#: options a new project gets besides the featurizer's defaults (which stay those of configs
-#: written before the option existed, so their features never change).
-NEW_PROJECT: dict[str, dict[str, Any]] = {"pixels": {"normalize": True}}
 
 
 @runtime_checkable
@@ -83,11 +80,9 @@ def featurizer_class(kind: Any, name: Any = None) -> type[BaseFeaturizer]:
 
 
 def default_config(kind: str, name: str | None = None) -> dict[str, Any]:
-    """The config a new project of ``kind`` gets with featurizer ``name`` (None: :data:`DEFAULT`):
-    every option present, with its default overlaid by :data:`NEW_PROJECT`."""
-    name = DEFAULT.get(kind) if name is None else name
-    config = featurizer_class(kind, name).default_config()
-    return {**config, **NEW_PROJECT.get(config["name"], {})}
+    """The config of featurizer ``name`` of ``kind`` (None: :data:`DEFAULT`), every option
+    present with its default."""
+    return featurizer_class(kind, DEFAULT.get(kind) if name is None else name).default_config()
 
 
 def make_featurizer(config: dict[str, Any]) -> Featurizer:
@@ -109,5 +104,5 @@ def make_featurizer(config: dict[str, Any]) -> Featurizer:
     return cls(**options)
 
 
-__all__ = ["DEFAULT", "KINDS", "NEW_PROJECT", "ORIGINAL", "FeatureError", "Featurizer",
-           "default_config", "featurizer_class", "featurizer_names", "make_featurizer"]
+__all__ = ["DEFAULT", "KINDS", "ORIGINAL", "FeatureError", "Featurizer", "default_config",
+           "featurizer_class", "featurizer_names", "make_featurizer"]

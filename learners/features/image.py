@@ -16,13 +16,7 @@ For each image:
    the demo's 8x8 digits scaled up by an even factor come back to their original pixels,
    2x2 each, at the default 16x16;
 5. pixels become ``value / 255`` (``1 - value / 255`` with ``invert``, useful for dark ink
-   on a light background so that ink is 1 and the background is 0), row-major;
-6. with ``normalize``, the row is scaled to unit L2 norm (as the text and URL featurizers do,
-   so delta means the same thing across kinds; an all-zero image stays zero). Off for configs
-   written before the option existed (their vectors do not change); on for a new project
-   (``learners.features.NEW_PROJECT``): on the 10,000 MNIST digits at a 10% budget it raised
-   MPAA-I's online accuracy from 0.750 to 0.777 and MD-ADA's from 0.780 to 0.863
-   (``benchmarks/LABEL_EFFICIENCY.md``).
+   on a light background so that ink is 1 and the background is 0), row-major.
 
 Corrupt, truncated or non-image bytes give a FeatureError ("image is corrupt or not an image:
 ..."). Pixels that are exactly 0 are not stored, so dark backgrounds give sparse rows.
@@ -75,7 +69,6 @@ class ImageFeaturizer(BaseFeaturizer):
         Param("width", 16, int, "thumbnail width in pixels", low=1, high=1024),
         Param("height", 16, int, "thumbnail height in pixels", low=1, high=1024),
         Param("invert", False, bool, "use 1 - brightness (dark ink on light paper becomes 1)"),
-        Param("normalize", False, bool, "scale each image's pixels to unit L2 norm"),
         Param("max_pixels", 40_000_000, int, "refuse images whose declared width x height is "
               "larger (decompression-bomb guard)", low=1, high=PILLOW_WARNING_PIXELS, log=True),
     )
@@ -86,7 +79,6 @@ class ImageFeaturizer(BaseFeaturizer):
         self.width: int = config["width"]
         self.height: int = config["height"]
         self.invert: bool = config["invert"]
-        self.normalize: bool = config["normalize"]
         self.max_pixels: int = config["max_pixels"]
         self.n_features = self.width * self.height
 
@@ -116,10 +108,7 @@ class ImageFeaturizer(BaseFeaturizer):
             # OSError, SyntaxError, ValueError, EOFError, struct.error, ... on malformed files.
             raise FeatureError(f"image is corrupt or not an image: {exc}") from None
         pixels = np.asarray(small, dtype=np.float64).reshape(-1) / 255.0
-        if self.invert:
-            pixels = 1.0 - pixels
-        norm = float(np.linalg.norm(pixels)) if self.normalize else 0.0
-        return pixels / norm if norm > 0.0 else pixels
+        return 1.0 - pixels if self.invert else pixels
 
     def _rows(self, parsed: Sequence[np.ndarray]) -> sp.csr_matrix:
         return sp.csr_matrix(np.vstack(parsed))
