@@ -81,6 +81,14 @@ class DADA(LinearBinary):
     DA: ``theta += g; w = -eta theta/(smoothing + s)``, MD: ``w -= eta g/(smoothing + s)``.
     Both rules are :mod:`learners.kernels`' (``dada_statistic``, ``dada_update``), which the
     compiled loop (:meth:`compiled_loop`) runs too.
+
+    Example (D-ADA, eta = smoothing = 1: g = -x, s = |g| = 1, theta = -1, w = -theta/(1+1)):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("d-ada", n_features=2, classes=[-1, 1])
+    >>> lrn.learn(np.array([1.0, 0.0]), 1)
+    >>> lrn.s.tolist(), lrn.theta.tolist(), lrn.w.tolist()
+    ([1.0, 0.0], [-1.0, 0.0], [0.5, 0.0])
     """
 
     def __init__(self, n_features: int, classes: Sequence[Hashable], *, update: str = "DA",
@@ -150,6 +158,15 @@ class MDADA(MulticlassLinear):
     Update when queried and ``1 + z_r - z_y > 0`` (r = best wrong class): rows r (g = +x)
     and y (g = -x) get ``S = sqrt(S^2 + g^2)`` then the DA or MD step
     (:func:`learners.kernels.adaptive_step`); other rows unchanged.
+
+    Example (MD-AMD: all scores 0, so r = "a" gets g = +x and the label's row g = -x, each
+    a step eta/(smoothing + 1) = 0.5):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("md-amd", n_features=2, classes=["a", "b", "c"])
+    >>> lrn.learn(np.array([1.0, 0.0]), "c")
+    >>> lrn.W.tolist()
+    [[-0.5, 0.0], [0.0, 0.0], [0.5, 0.0]]
     """
 
     def __init__(self, n_features: int, classes: Sequence[Hashable], *, update: str = "DA",

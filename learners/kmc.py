@@ -62,7 +62,17 @@ EPS = 1e-3  # spec 6.3 step 4's eps: keeps omega > 0 for gated-out items
 
 
 class KMC(Learner):
-    """Streaming multi-class KMC (see the module docstring for the rule and the decisions)."""
+    """Streaming multi-class KMC (see the module docstring for the rule and the decisions).
+
+    Example (three well separated points, five labels each):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("kmc", n_features=2, classes=["a", "b", "c"])
+    >>> for x, label in zip([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]] * 5, ["a", "b", "c"] * 5):
+    ...     lrn.learn(np.array(x), label)
+    >>> lrn.predict(np.array([[0.1, 0.0], [2.9, 0.1], [0.0, 3.2]])).tolist()
+    ['a', 'b', 'c']
+    """
 
     binary = False
     static_between_labels = False

@@ -245,6 +245,24 @@ class OASIS(Learner):
 
     Score (``Decision.score``): the disagreement score (eq. 6), the minimum over the
     one-vs-rest filters for k >= 3 classes; small means uncertain.
+
+    Example (two clusters on the first feature; the particles agree after two labels and
+    the unlabelled items, so OASIS queries no more):
+
+    >>> import numpy as np, learners
+    >>> X = np.array([[-2.0, 0.1], [-1.5, -0.3], [1.8, 0.2], [2.2, -0.1]] * 10)
+    >>> y = ["a", "a", "b", "b"] * 10
+    >>> lrn = learners.make("oasis", n_features=2, classes=["a", "b"], m=200, seed=0)
+    >>> rng = np.random.default_rng(0)
+    >>> for x, label in zip(X, y):
+    ...     if lrn.decide(x, rng).queried:
+    ...         lrn.learn(x, label)
+    ...     else:
+    ...         lrn.observe(x)
+    >>> lrn.n_labels
+    2
+    >>> lrn.predict(np.array([[-2.0, 0.0], [2.0, 0.0]])).tolist()
+    ['a', 'b']
     """
 
     binary = False  # accepts k >= 2 classes; two-class instances set binary = True

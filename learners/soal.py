@@ -55,6 +55,14 @@ class SOAL(LinearBinary):
     first ``Sigma_{t+1} = Sigma_t - Sigma_t x x^T Sigma_t/(gamma+v)`` (Eq. 1 / Eq. 4), then
     ``mu_{t+1} = mu_t + eta*y*Sigma_{t+1} x`` (Eq. 3 / Eq. 5: the new covariance, not AROW's
     loss-scaled step). A zero loss changes nothing.
+
+    Example (diagonal, eta = gamma = 1: v = 1, Sigma_11 = 1 - 1/(1+1), mu_1 = eta y Sigma_11 x_1):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("soal", n_features=2, classes=[-1, 1])
+    >>> lrn.learn(np.array([1.0, 0.0]), 1)
+    >>> lrn.Sigma.tolist(), lrn.w.tolist()
+    ([0.5, 1.0], [0.5, 0.0])
     """
 
     def __init__(self, n_features: int, classes: Sequence[Hashable], *, eta: float = 1.0,
