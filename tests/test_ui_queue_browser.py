@@ -12,7 +12,7 @@ from annotator.labelling.models import Item, Project
 from annotator.labelling.pipeline import update_project
 
 from .support.app import member, text_project
-from .support.browser import log_in, screenshot
+from .support.browser import log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -37,8 +37,10 @@ def test_a_key_press_shows_saving_then_saved(live_server, chromium_page, size):
     page.wait_for_selector("#save-state.htmx-request")
     assert saving.is_visible() and saving.inner_text() == "saving…"
     screenshot(page, f"pages/queue-saving-{size}")
+    while not held:  # htmx marks the request before it reaches the network
+        page.wait_for_timeout(20)
     held[0].continue_()
-    page.wait_for_function(f"document.querySelector('#queue-item')?.dataset.item !== '{first}'")
+    wait_until(page, "(first) => document.querySelector('#queue-item')?.dataset.item !== first", first)
     saved = page.locator("#save-state .saved")
     saved.wait_for(state="visible")  # after htmx's settle (it keeps the old classes ~20 ms)
     assert "saved" in saved.inner_text() and saving.is_hidden()
