@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
@@ -12,6 +13,7 @@ from annotator.labelling.models import (
     Label,
     LearnerState,
     Membership,
+    PlannerRun,
     Project,
     ProjectChange,
     WorkerHeartbeat,
@@ -154,14 +156,23 @@ def test_dashboard_numbers_charts_and_red_banner(client, project):
     Label.objects.filter(project=project).update(created=timezone.now() - timedelta(seconds=45))
     panel = client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content.decode()
     assert 'id="stale-banner"' in panel and "4 labels" in panel
+    # no heartbeat and nothing running: the banner says no worker takes the label queue
+    assert 'id="workers-absent"' in panel and 'id="workers-busy"' not in panel
+    run = PlannerRun.objects.create(project=project, candidates=[], status="running")
+    panel = client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content.decode()
+    assert 'id="workers-busy"' in panel and 'id="workers-absent"' not in panel  # a beating planner run
+    PlannerRun.objects.filter(pk=run.pk).update(heartbeat=timezone.now() - timedelta(hours=1))
+    panel = client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content.decode()
+    assert 'id="workers-absent"' in panel  # a run that stopped beating keeps no worker busy
     update_project(project.pk)  # a worker applies them: the banner goes
     panel = client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content.decode()
     assert 'id="stale-banner"' not in panel and 'id="m-version">4<' in panel
-    assert "never seen" in panel
-    heartbeat.apply()  # a worker's periodic heartbeat
-    assert WorkerHeartbeat.objects.count() == 1
+    assert 'id="m-worker-1" class="worker-absent"' in panel
+    heartbeat.apply()  # a worker's periodic heartbeat, taken from the label queue
+    assert WorkerHeartbeat.objects.get().queue == settings.CELERY_TASK_DEFAULT_QUEUE
     panel = client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content.decode()
-    assert "never seen" not in panel and "ann</td><td>4</td>" in panel
+    assert 'id="m-worker-1" class="worker-up"' in panel and "ann</td><td>4</td>" in panel
+    assert 'id="m-worker-2" class="worker-absent"' in panel  # nobody took the heavy queue's heartbeat
 
 
 def test_budget_from_the_console_drives_the_query_ratio(client):
