@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from . import kernels
 from .base import BlockDecisions, Learner, margin_query_probability
 
 
@@ -109,7 +110,7 @@ class LinearBinary(Learner):
         self.w = np.zeros(self.n_features)
 
     def _scores(self, idx: np.ndarray, vals: np.ndarray) -> float:
-        return float(np.dot(self.w[idx], vals))
+        return kernels.margin(self.w, idx, vals, 0, len(idx))
 
     def _current_delta(self) -> float:
         """Delta used for the next decision (constant unless a subclass adapts it)."""

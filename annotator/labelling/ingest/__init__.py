@@ -2,8 +2,8 @@
 
 All-or-nothing: every record is parsed and featurized before the first row is written, and
 the rows are written in one transaction, so a malformed row (the error names it) leaves
-the project unchanged. One parser module per format; :func:`parse_upload` picks it from the
-file name.
+the project unchanged. The formats are parsed by :mod:`learners.uploads` (Django-free, shared
+with the replay CLI), which picks the parser from the file name.
 """
 
 from __future__ import annotations
@@ -16,52 +16,22 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from learners.features import FeatureError
+from learners.uploads import IngestError, Record, featurize_chunks, parse_upload
 
 from .. import jobs
 from ..faults import hold_point
 from ..models import ImportJob, Item, Project
 from ..vectors import encode_rows
-from .image_zip import parse_zip
-from .records import IngestError, Record
-from .svmlight import parse_svmlight
-from .tabular import parse_csv, parse_jsonl
 
 __all__ = ["IngestError", "Record", "import_records", "insert_items", "parse_upload", "run_job"]
 
 log = logging.getLogger(__name__)
 
-PARSERS: dict[str, Callable[[Any, bytes], list[Record]]] = {
-    ".csv": parse_csv, ".jsonl": parse_jsonl, ".ndjson": parse_jsonl, ".zip": parse_zip,
-    ".svm": parse_svmlight, ".svmlight": parse_svmlight, ".libsvm": parse_svmlight,
-    ".txt": parse_svmlight,
-}
-#: Records featurized per call (bounds memory and gives progress steps).
-CHUNK = 2000
-
-
-def parse_upload(project: Project, filename: str, data: bytes) -> list[Record]:
-    """Parse an uploaded file by its extension; IngestError naming the problem."""
-    suffix = "." + filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
-    parser = PARSERS.get(suffix)
-    if parser is None:
-        raise IngestError(f"unsupported file type {suffix or filename!r}; use one of "
-                          f"{', '.join(sorted(PARSERS))}")
-    return parser(project, data)
-
-
 def featurize(project: Project, records: Sequence[Record],
               progress: Callable[[int], None] | None = None) -> list[bytes]:
     """Encoded feature rows of ``records``; IngestError naming the record that failed."""
-    featurizer = project.featurizer()
     out: list[bytes] = []
-    for start in range(0, len(records), CHUNK):
-        chunk = records[start:start + CHUNK]
-        try:
-            X = featurizer.transform([r.raw for r in chunk])
-        except FeatureError as exc:
-            where = chunk[exc.position].where if exc.position is not None else "an item"
-            raise IngestError(f"{where}: {exc.reason}") from None
+    for X in featurize_chunks(project.featurizer(), records):
         out.extend(encode_rows(X))
         if progress is not None:
             progress(len(out))
