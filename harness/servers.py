@@ -78,7 +78,10 @@ class PrivateRedis:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", self.bind, "--save", "",
-             "--appendonly", "no", "--dir", str(self.tmp)],
+             "--appendonly", "no", "--dir", str(self.tmp),
+             # off the loopback (a test bridge between network namespaces) clients come from
+             # other addresses; protected mode would refuse them
+             "--protected-mode", "yes" if self.bind == "127.0.0.1" else "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
