@@ -74,8 +74,9 @@ def check_cost(project: Project, n_candidates: int, runs: int) -> int:
     return total
 
 
-def candidate_params(project: Project, algorithm: str, delta: float) -> dict[str, Any]:
-    """Validated parameters of one candidate (ValueError naming a bad one)."""
+def candidate_params(project: Project, algorithm: str, delta: float | str) -> dict[str, Any]:
+    """Validated parameters of one candidate (ValueError naming a bad one); ``delta`` may be the
+    posted text."""
     if algorithm not in learners.names_for_task(project.task):
         raise ValueError(f"algorithm {algorithm!r} does not support the project's task {project.task!r}")
     base = {k: v for k, v in project.params.items()} if algorithm == project.algorithm else {}
