@@ -12,6 +12,7 @@ from annotator.labelling.models import Membership, PlannerRun, ProjectChange
 from learners.evaluation.engine import Setting, run_once, summarise
 
 from .support.app import Worker, digits_project, member
+from .support.html import error_text
 
 CANDIDATES = {"algorithm-0": "mpaa-i", "delta-0": "0.1", "algorithm-1": "mpaa", "delta-1": "1",
               "runs": "2"}
@@ -57,7 +58,7 @@ def test_bad_planner_forms_are_refused(client, form, needle):
     project = digits_project(20)
     _admin(client, project)
     response = client.post(f"/projects/{project.pk}/planner", form)
-    assert response.status_code == 400 and needle in response.content.decode()
+    assert response.status_code == 400 and needle in error_text(response.content)
     assert not PlannerRun.objects.exists()
 
 

@@ -31,7 +31,8 @@ MIN_ITEMS = 10
 def _source(project: Project) -> tuple[Any, str]:
     """The replay's rows ``(vector, class)`` in arrival order and their source: the items with a
     gold label, or, with fewer than ``MIN_ITEMS`` of those, the primary labels."""
-    gold = Item.objects.filter(project=project, gold__isnull=False).order_by("seq")
+    # items whose content the retention sweep dropped have no vector left
+    gold = Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).order_by("seq")
     if gold.count() >= MIN_ITEMS:
         return gold.values_list("vector", "gold"), "gold"
     return (Label.objects.filter(project=project, primary=True).order_by("item__seq")

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0006_job_attempt_heartbeat'),
+        ('labelling', '0007_stream_scale'),
     ]
 
     operations = [
