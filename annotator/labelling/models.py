@@ -18,6 +18,7 @@ from django.utils import timezone
 
 import learners
 from learners.features import make_featurizer
+from learners.uploads.records import MAX_FILENAME_LENGTH
 
 
 def new_token() -> str:
@@ -231,7 +232,7 @@ class Item(models.Model):
     seq = models.BigIntegerField(help_text="arrival order within the project (0-based)")
     text = models.TextField(blank=True, default="")
     data = models.BinaryField(null=True, blank=True)
-    filename = models.CharField(max_length=255, blank=True, default="")
+    filename = models.CharField(max_length=MAX_FILENAME_LENGTH, blank=True, default="")
     vector_pairs = models.JSONField(null=True, blank=True)
     vector = models.BinaryField(null=True, help_text="None once dropped by the retention sweep")
     gold = models.JSONField(null=True, blank=True, help_text="known true class (hidden from annotators)")

@@ -29,4 +29,5 @@ urlpatterns = [
          name="export-labels-jsonl"),
     path("api/projects/<int:pk>/items", api.items, name="api-items"),
     path("api/projects/<int:pk>/metrics", api.metrics, name="api-metrics"),
+    path("api/openapi.json", api.openapi, name="api-openapi"),
 ]

@@ -68,7 +68,12 @@ class UrlParts:
 
 
 def split_url(url: str) -> UrlParts:
-    """Split ``url`` into its parts (module docstring); never raises."""
+    """Split ``url`` into its parts (module docstring); never raises.
+
+    The one URL splitter of the project: the featurizer and the annotator queue's display use
+    it. A string without ``scheme://`` is read as ``//<string>``, so ``example.com/a`` has
+    host ``example.com`` (tested on the scheme-less URLs of the URL data).
+    """
     if not _HAS_SCHEME.match(url):
         url = "//" + url
     match = _RFC3986.match(url)
