@@ -40,6 +40,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "planner": ("get", (LOGIN, 403, 403, 200)),
     "planner-run": ("get", (LOGIN, 403, 403, 200)),
     "planner-use": ("post", (LOGIN, 403, 403, 302)),
+    "planner-cancel": ("post", (LOGIN, 403, 403, 302)),
     "dashboard": ("get", (LOGIN, 403, 403, 200)),
     "dashboard-panel": ("get", (LOGIN, 403, 403, 200)),
     "export-model": ("get", (LOGIN, 403, 403, 200)),
@@ -146,8 +147,8 @@ def test_staff_reach_the_django_admin(db):
     assert client.get("/admin/labelling/project/").status_code == 200
 
 
-STATE_CHANGING = ["label", "skip", "undo", "console", "planner", "planner-use", "upload", "new-project",
-                  "logout"]
+STATE_CHANGING = ["label", "skip", "undo", "console", "planner", "planner-use", "planner-cancel", "upload",
+                  "new-project", "logout"]
 
 
 @pytest.mark.parametrize("name", STATE_CHANGING)
