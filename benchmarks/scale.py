@@ -251,6 +251,7 @@ def main() -> None:
     ap.add_argument("--redis", required=True, help="Redis broker URL")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
+    os.environ["ALLOWED_HOSTS"] = "testserver"  # requests go through Django's test client
     url = setup(args.postgres, args.redis)
     pairs = texts()
     source = "SMS Spam Collection, cycled" if SMS.exists() else "synthetic 8-word texts"

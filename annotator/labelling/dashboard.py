@@ -22,23 +22,24 @@ from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
 
 from .metrics import aggregates, project_metrics
-from .models import Label, LearnerState, Project, WorkerHeartbeat
+from .models import Label, LearnerState, Project
 from .queue import waiting_count
+from .workers import queue_health
 
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
 STALE_SECONDS = 30
 
 
 def health(project: Project) -> dict[str, Any]:
-    """Worker health: newest heartbeat, labels waiting to be applied and the age of the oldest."""
+    """Worker health: per queue up / busy / absent (:func:`.workers.queue_health`; ``labels`` is
+    the label queue's), labels waiting to be applied and the age of the oldest."""
     now = timezone.now()
-    beat = WorkerHeartbeat.objects.order_by("-last_seen").first()
     waiting = Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
     oldest = waiting.order_by("created").values_list("created", flat=True).first()
     age = (now - oldest).total_seconds() if oldest else 0.0
-    return {"heartbeat": beat.last_seen if beat else None, "worker": beat.hostname if beat else None,
-            "heartbeat_age": (now - beat.last_seen).total_seconds() if beat else None,
-            "labels_waiting": waiting.count(), "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
+    queues = queue_health()
+    return {"queues": queues, "labels": queues[0], "labels_waiting": waiting.count(),
+            "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
 
 
 def annotators(project: Project) -> list[dict[str, Any]]:
