@@ -1,5 +1,5 @@
-"""Every opinion per item (issue 19 item 6): the opinions export (CSV, JSONL) and the API's
-opinions and agreement answers, for the project's admins only."""
+"""Every opinion per item (issue 19 items 4 and 6): the opinions export (CSV, JSONL), the API's
+opinions and agreement answers and the dashboard's agreement, for the project's admins only."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from annotator.labelling.annotation import submit_label, undo_last_label
 from annotator.labelling.models import Item, Label, Membership
 
 from .support.app import member, text_project
+from .support.html import parse
 
 pytestmark = pytest.mark.django_db
 
@@ -107,3 +108,19 @@ def test_the_api_gives_the_agreement_of_the_opinions_that_stand(team):
     assert answer == {"alpha": {"value": pytest.approx(0.0), "n_items": 2},
                       "pairs": [{"annotators": ["@evil", "bob"], "kappa": pytest.approx(0.0), "n_items": 2}]}
     assert annotator.get(f"/api/projects/{project.pk}/agreement").status_code == 403
+
+
+def test_the_dashboard_shows_the_agreement_to_admins_only(team):
+    project, admin, annotator = team
+    panel = parse(admin.get(f"/projects/{project.pk}/dashboard/panel").content)
+    assert " ".join(panel.by_id("agreement-alpha").text.split()) == (
+        "Krippendorff's alpha (nominal): 0.000 on 2 items with two or more opinions")
+    rows = [[td.text for td in tr.find_all("td")] for tr in panel.by_id("agreement-pairs").find_all("tr")]
+    assert rows == [[], ["@evil · bob", "0.000", "2"]]  # the header row has th cells only
+
+    project.dashboard_for_annotators = True
+    project.save()
+    for url in (f"/projects/{project.pk}/dashboard", f"/projects/{project.pk}/dashboard/panel"):
+        page = parse(annotator.get(url).content)
+        assert page.find_all(id="m-seen") and not page.find_all(id="agreement-alpha")
+        assert not page.find_all(id="agreement-pairs")
