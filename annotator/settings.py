@@ -15,6 +15,8 @@ Environment variables (all optional for local development):
   process (the same code path as with Redis), and messages are plain files that survive a
   restart of either process. It suits one machine; use Redis or RabbitMQ for several hosts.
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
+* ``CELERY_HEAVY_QUEUE``: queue of imports and planner runs (default ``<queue>-heavy``).
+* ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
 * ``MAX_UPLOAD_BYTES``: largest accepted upload (default 50 MB).
@@ -34,6 +36,7 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -206,6 +209,15 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "polling_interval": 0.1,
     }
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotator")
+# Heavy work apart from labelling (issue 15): imports and delta-planner runs go to their own
+# queue, so a long one never holds the workers that apply labels and decide items. A worker
+# started without -Q consumes both queues (`make run`); in production run
+# `celery -A annotator worker -Q <default>` and `celery -A annotator worker -Q <default>-heavy`
+# apart (docs/operations.md).
+CELERY_HEAVY_QUEUE = os.environ.get("CELERY_HEAVY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-heavy")
+CELERY_TASK_QUEUES = [Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(CELERY_HEAVY_QUEUE)]
+CELERY_TASK_ROUTES = {f"annotator.labelling.tasks.{name}": {"queue": CELERY_HEAVY_QUEUE}
+                      for name in ("import_upload", "run_planner")}
 # Keep the worker's database connection between tasks (Celery otherwise closes it after every
 # task); annotator/celery.py closes it like Django does between requests: when broken or older
 # than CONN_MAX_AGE.
@@ -238,9 +250,15 @@ JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", 60))
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "annotator.labelling.tasks.sweep", "schedule": SWEEP_SECONDS},
-    # the dashboard's worker health: a worker that runs this records its hostname and the time
-    "heartbeat": {"task": "annotator.labelling.tasks.heartbeat", "schedule": HEARTBEAT_SECONDS},
+    # the dashboard's worker health, per queue: a worker that takes this from the queue records
+    # its hostname, the queue and the time
+    **{f"heartbeat {queue}": {"task": "annotator.labelling.tasks.heartbeat", "schedule": HEARTBEAT_SECONDS,
+                              "options": {"queue": queue}}
+       for queue in (CELERY_TASK_DEFAULT_QUEUE, CELERY_HEAVY_QUEUE)},
 }
+#: The delta planner refuses a run whose cost (items x candidates x permutations, the number of
+#: item steps it replays) is above this (issue 15: a text project took 25 min and 10 GB).
+PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
 
 
 

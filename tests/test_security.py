@@ -40,14 +40,19 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "planner": ("get", (LOGIN, 403, 403, 200)),
     "planner-run": ("get", (LOGIN, 403, 403, 200)),
     "planner-use": ("post", (LOGIN, 403, 403, 302)),
+    "planner-cancel": ("post", (LOGIN, 403, 403, 302)),
     "dashboard": ("get", (LOGIN, 403, 403, 200)),
     "dashboard-panel": ("get", (LOGIN, 403, 403, 200)),
     "export-model": ("get", (LOGIN, 403, 403, 200)),
     "export-card": ("get", (LOGIN, 403, 403, 200)),
     "export-labels-csv": ("get", (LOGIN, 403, 403, 200)),
     "export-labels-jsonl": ("get", (LOGIN, 403, 403, 200)),
+    "export-opinions-csv": ("get", (LOGIN, 403, 403, 200)),
+    "export-opinions-jsonl": ("get", (LOGIN, 403, 403, 200)),
     "api-items": ("get", (403, 403, 200, 200)),  # token, or a member's session (read-only)
     "api-metrics": ("get", (403, 403, 403, 200)),  # the project keeps its dashboard for admins
+    "api-opinions": ("get", (403, 403, 403, 200)),  # token, or an admin's session
+    "api-agreement": ("get", (403, 403, 403, 200)),
     "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),
@@ -146,8 +151,8 @@ def test_staff_reach_the_django_admin(db):
     assert client.get("/admin/labelling/project/").status_code == 200
 
 
-STATE_CHANGING = ["label", "skip", "undo", "console", "planner", "planner-use", "upload", "new-project",
-                  "logout"]
+STATE_CHANGING = ["label", "skip", "undo", "console", "planner", "planner-use", "planner-cancel", "upload",
+                  "new-project", "logout"]
 
 
 @pytest.mark.parametrize("name", STATE_CHANGING)

@@ -1,6 +1,7 @@
 """What the live dashboard shows: numbers, worker health and curves (inline SVG), per project.
 
 :func:`dashboard_data` adds to :func:`.metrics.project_metrics` the per-annotator figures, the
+agreement between annotators (:func:`.agreement.project_agreement`, shown to admins only), the
 label cost, the worker health and the curves. It is polled every 2 s, so it is cached per
 process and recomputed only when the project changed: the key is the learner state's
 revision (bumped by every pipeline save: labels applied, items decided) plus the newest label
@@ -21,24 +22,26 @@ from django.utils import timezone
 from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
 
+from .agreement import project_agreement
 from .metrics import aggregates, project_metrics
-from .models import Label, LearnerState, Project, WorkerHeartbeat
+from .models import Label, LearnerState, Project
 from .queue import waiting_count
+from .workers import queue_health
 
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
 STALE_SECONDS = 30
 
 
 def health(project: Project) -> dict[str, Any]:
-    """Worker health: newest heartbeat, labels waiting to be applied and the age of the oldest."""
+    """Worker health: per queue up / busy / absent (:func:`.workers.queue_health`; ``labels`` is
+    the label queue's), labels waiting to be applied and the age of the oldest."""
     now = timezone.now()
-    beat = WorkerHeartbeat.objects.order_by("-last_seen").first()
     waiting = Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
     oldest = waiting.order_by("created").values_list("created", flat=True).first()
     age = (now - oldest).total_seconds() if oldest else 0.0
-    return {"heartbeat": beat.last_seen if beat else None, "worker": beat.hostname if beat else None,
-            "heartbeat_age": (now - beat.last_seen).total_seconds() if beat else None,
-            "labels_waiting": waiting.count(), "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
+    queues = queue_health()
+    return {"queues": queues, "labels": queues[0], "labels_waiting": waiting.count(),
+            "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
 
 
 def annotators(project: Project) -> list[dict[str, Any]]:
@@ -128,6 +131,7 @@ def dashboard_data(project: Project) -> dict[str, Any]:
                 "annotators": annotators(project), "charts": charts(project),
                 "cost": None if project.price_per_label is None
                 else project.price_per_label * metrics["labels"]}
+        data["agreement"] = project_agreement(project)
         cache.set(key, data, 300)
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
     # waiting changes with the clock (a lease expires) and with leases, which the fingerprint misses

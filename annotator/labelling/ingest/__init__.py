@@ -125,7 +125,10 @@ def run_job(job_id: int) -> ImportJob | None:
         if not records:
             raise IngestError("nothing to import")
         jobs.beat(job, total=len(records), done=0)
-        vectors = featurize(project, records, lambda done: jobs.beat(job, done=done))
+        def progress(done: int) -> None:
+            jobs.beat(job, done=done)
+
+        vectors = featurize(project, records, progress)
         with jobs.finishing(job) as held:
             if held:
                 items = insert_items(project, records, vectors)
