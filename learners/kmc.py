@@ -6,8 +6,10 @@ dual QP of eq. 11, ``gamma`` by eq. 14, ``alpha`` by MacKay's rule with eq. 17's
 and prediction by the softmax of the K mean scores (section 1.6). The query rule is the
 streaming adaptation of section 6.3 (the paper is pool-based):
 
-1. **Cold start**: query with probability 1 until every class has a label (the paper starts
-   with at least one label per class, section 5.4).
+1. **Cold start**: query with probability 1 until two classes have a label (the paper starts
+   with at least one label per class, section 5.4; a declared class may never appear in a
+   stream, so waiting for every class could query every item forever). A class without a
+   label yet has all -1 targets in its one-vs-rest machine until its first label arrives.
 2. **Phase-1 analogue (entropy gate)**: the normalised entropy ``h = H(p)/ln K`` of the
    softmax; the item passes the gate when its rank among the recent entropies is in the top
    ``rho`` (``rho = max(gate, 2 b)``, so that a large target rate is reachable).
@@ -127,7 +129,7 @@ class KMC(Learner):
         h = float(-(p * np.log(np.maximum(p, 1e-300))).sum() / math.log(self._k))
         if predict_only:
             return code, h, 0.0
-        if self.fits is None:  # cold start: some class has no label yet
+        if self.fits is None:  # cold start: fewer than two classes have a label
             self._cache = None
             return code, h, 1.0
         sc = self.scorer.score(phi) if self.params["score"] == "kmc" else 0.0
@@ -176,8 +178,11 @@ class KMC(Learner):
         self._append(x, code)
         forced = len(self.codes) > self.params["max_basis"] and self._forget_one()
         self.since_full += 1
-        if len(np.unique(self.codes)) < self._k:
-            return  # cold start goes on: no model until every class has a label
+        if len(np.unique(self.codes)) < 2:
+            # DEVIATION: the paper starts with a label of every class (spec 5.4); a stream may
+            # never show a declared class, and waiting for it queried every item forever. The
+            # cold start ends at two classes; a class without labels is all -1 in its machine.
+            return
         n_labels = self.n_labels + 1
         if not self.frozen:
             self.g = self.width.gamma(self.params["kernel_scale"])

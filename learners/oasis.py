@@ -378,6 +378,16 @@ class OASIS(Learner):
                 setattr(self, key, float(value) if key == "s0" else value)
         super().set_params(**params)
 
+    def budget_knob(self) -> str:
+        """Budget mode's knob (``docs/budget.md``): ``s0`` for the threshold rule, ``p`` for
+        ``osis`` / ``os`` (they never query actively, so the budget samples at random, as the
+        paper's protocol gives them labels at random positions)."""
+        if not self.active:
+            return "p"
+        if self.query == "active" and self.rule == "threshold":
+            return "s0"
+        return super().budget_knob()
+
     # ------------------------------------------------------------------- state
     def _state_meta(self) -> dict[str, Any]:
         return {"rng": self.rng.bit_generator.state, "scaler_n": self.scaler.n,

@@ -60,11 +60,7 @@ def advance(lk: Locked) -> int:
         now = timezone.now()
         for item in batch:
             x = decode(item.vector, n)
-            if ctl is not None:
-                ctl.apply(learner)
-            d = learner.decide(x, lk.rng)
-            if ctl is not None:
-                ctl.update(d.queried)
+            d = learner.decide(x, lk.rng, ctl)
             item.prediction, item.score, item.query_prob = d.prediction, d.score, d.query_prob
             item.queried, item.model_version, item.decided_at = d.queried, lk.state.version, now
             if d.queried:
