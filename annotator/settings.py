@@ -15,6 +15,8 @@ Environment variables (all optional for local development):
   process (the same code path as with Redis), and messages are plain files that survive a
   restart of either process. It suits one machine; use Redis or RabbitMQ for several hosts.
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
+* ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
+* ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
 * ``MAX_UPLOAD_BYTES``: largest accepted upload (default 50 MB).
 * ``VAR_DIR``: folder for the SQLite file and the broker folders (default ``<repo>/var``).
 """
@@ -173,12 +175,22 @@ CELERY_TASK_ACKS_LATE = True  # a task is acknowledged after it ran ...
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... so a killed worker's task is delivered again
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# A label is committed before its task is sent; if the broker is down, publishing gives up
-# quickly (the label stays unapplied) and the periodic sweep applies it later.
-CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5}
+# Bounded broker waits (issue 15): a label is committed before its task is sent, so a broker
+# that is down or hung (accepting connections, never answering) must not hold the request. Each
+# connect and each broker command gives up after BROKER_TIMEOUT_SECONDS and a publish is not
+# retried: the label stays stored and unapplied, and the periodic sweep applies it later.
+BROKER_TIMEOUT_SECONDS = float(os.environ.get("BROKER_TIMEOUT_SECONDS", 0.5))
+CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_TIMEOUT_SECONDS
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": BROKER_TIMEOUT_SECONDS,
+                                       "socket_connect_timeout": BROKER_TIMEOUT_SECONDS}
+CELERY_TASK_PUBLISH_RETRY = False
 #: Seconds between two runs of the sweep (applies labels whose task was lost, tops up queues).
 SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", 30))
 HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", 10))
+#: An import or planner run whose worker has not reported progress for this long is taken for
+#: dead: the page says so and the sweep restarts it (annotator/labelling/jobs.py).
+JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", 60))
 # In-memory beat scheduler: the default one persists with shelve (pickle); the schedule is
 # just "every SWEEP_SECONDS", so nothing needs persisting.
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"

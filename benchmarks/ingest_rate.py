@@ -2,7 +2,7 @@
 
     python benchmarks/ingest_rate.py [--n 20000] [--repeats 3] [--postgres postgres://postgres@127.0.0.1:5432/postgres]
 
-Texts: the SMS Spam Collection (../shared/datasets/raw_text, short real messages) cycled to
+Texts: the SMS Spam Collection (``raw_text/`` of the data sets, short real messages) cycled to
 ``n`` items; without the dataset, synthetic 8-word texts. Each repeat imports the whole file
 into a fresh project; the median of the repeats is reported, split into parse, featurize and
 insert. Runs on a throw-away database (SQLite file by default).

@@ -5,12 +5,14 @@ For each algorithm, in the same run and on the same permutation and uniforms:
 * ``naive``: a straightforward per-item numpy transcription of the spec on dense rows;
 * ``per-item``: the learner API, ``decide(x, rng)`` then ``learn(x, y)`` when queried, on
   pre-sliced CSR rows (as the app passes them);
-* ``block``: ``decide_block`` on 64-row blocks + ``skip`` between queried items (the replay
-  fast path; the loop is :func:`tests.support.linear.online_run`).
+* ``block``: ``decide_block`` on blocks + ``skip`` between queried items, the replay engine's
+  fast path (:func:`learners.evaluation.engine.replay_fast`).
 
-All three must query the same items (checked). Prints the median of 5 repeats and the ratios
-to the naive loop. Usage: ``.venv/bin/python benchmarks/learners_throughput.py [--repeats 5]``
-(reads ``../shared/datasets/libsvm_binary/a8a*.gz``).
+All three draw the same uniforms and must query the same items (checked). Delta is calibrated to
+~10% queries by the engine's :func:`~learners.evaluation.engine.calibrate`. Prints the median of 5
+repeats and the ratios to the naive loop. Usage:
+``.venv/bin/python benchmarks/learners_throughput.py [--repeats 5]``
+(reads ``libsvm_binary/a8a*.gz`` of the data sets, docs/architecture.md "Data sets").
 """
 
 from __future__ import annotations
@@ -22,13 +24,17 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import learners  # noqa: E402
-from tests.support.linear import Stream, calibrate_delta, online_run  # noqa: E402
-from tests.test_learners_real_data import load_a8a  # noqa: E402
+from learners.evaluation.datasets import load  # noqa: E402
+from learners.evaluation.engine import Result, Setting, calibrate, make_task, replay_fast  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "datasets" / "libsvm_binary"
+FILES = [DATA / "a8a.gz", DATA / "a8a.t.gz"]
 
 CONFIGS = {
     "paa-i": dict(C=0.03),
@@ -85,13 +91,13 @@ def per_item(name: str, rows: list, y_cls: np.ndarray, u: np.ndarray, delta: flo
     return n_q
 
 
-def block(name: str, stream: Stream, seed: int, delta: float, p: dict) -> int:
+def block(name: str, X: sp.csr_matrix, codes: np.ndarray, seed: int, delta: float, p: dict) -> int:
     lrn = learners.make(name, n_features=123, classes=[-1, 1], delta=delta, **p)
-    return int(online_run(lrn, stream, seed)[1].sum())
+    return int(replay_fast(lrn, X, codes, np.random.default_rng(seed)).queried.sum())
 
 
 class _Uniforms:
-    """Feeds pre-drawn uniforms to ``decide`` (same draws as ``online_run`` with the same seed)."""
+    """Feeds pre-drawn uniforms to ``decide`` (the draws ``replay_fast`` makes with the same seed)."""
 
     def __init__(self, u: np.ndarray) -> None:
         self.it = iter(u.tolist())
@@ -104,27 +110,34 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
-    X, codes = load_a8a()
+    data = load(FILES, n_features=123)
+    X, task = data.X, make_task(data.y)
+    if list(task.classes) != [-1, 1]:
+        raise SystemExit(f"a8a: expected the classes -1 and +1, got {task.classes}")
     perm = np.random.default_rng(0).permutation(X.shape[0])
-    stream = Stream.of(X, codes, perm, dense_rows=True)
-    Xp = X[perm]
+    Xp, codes = X[perm], task.codes[perm]
     dense = Xp.toarray()
     rows = [Xp[i] for i in range(Xp.shape[0])]
-    y_pm = np.where(stream.codes == 1, 1.0, -1.0)
-    y_cls = np.where(stream.codes == 1, 1, -1)
+    y_pm = np.where(codes == 1, 1.0, -1.0)
+    y_cls = np.where(codes == 1, 1, -1)
     seed = 1
     u = np.random.default_rng(seed).random(len(y_pm))
     n = len(y_pm)
+
+    def ratios(settings: list[Setting]) -> list[Result]:
+        return [Result(s, {"query_ratio": block(s.algo, Xp, codes, seed, s.params["delta"],
+                                                {k: v for k, v in s.params.items() if k != "delta"}) / n},
+                       {}, 1) for s in settings]
+
     print(f"a8a: {n} items, {X.shape[1]} features, {X.nnz / n:.1f} non-zeros per item; "
           f"median of {args.repeats} repeats")
     print(f"{'algorithm':10} {'delta':>9} {'queries':>8} {'naive/s':>10} {'per-item/s':>11} "
           f"{'block/s':>10} {'per-item/naive':>15} {'block/naive':>12}")
     for name, p in CONFIGS.items():
-        delta = calibrate_delta(lambda dl, name=name, p=p: block(name, stream, seed, dl, p) / n,
-                                0.10, -12.0, 4.0, steps=8, tolerance=0.005)
+        delta = calibrate(Setting(name, dict(p, delta=1.0)), 0.10, ratios).setting.params["delta"]
         runs = {"naive": lambda name=name, p=p, delta=delta: naive(name, dense, y_pm, u, delta, p),
                 "per-item": lambda name=name, p=p, delta=delta: per_item(name, rows, y_cls, u, delta, p),
-                "block": lambda name=name, p=p, delta=delta: block(name, stream, seed, delta, p)}
+                "block": lambda name=name, p=p, delta=delta: block(name, Xp, codes, seed, delta, p)}
         rates, queries = {}, {}
         for key, fn in runs.items():
             times = []

@@ -16,7 +16,7 @@ the query count VW reports, river's ``discount_factor`` likewise.
   feeding lines one by one from Python).
 * river: ``active.EntropySampler(linear_model.PAClassifier())``, dict features.
 
-Ours uses the compiled LIBSVM reader and replay loop (``learners/fast``); numba caches their
+Ours uses the compiled LIBSVM reader and replay loop (``Learner.compiled_loop``); numba caches their
 machine code on disk, so the repeats measure the steady state. The script also times the first
 replay in a fresh interpreter, with that cache and with an empty one (compilation included).
 

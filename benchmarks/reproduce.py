@@ -1,4 +1,5 @@
-"""Rerun the seed papers' experiments on ``../shared/datasets`` and write ``benchmarks/REPRODUCTION.md``.
+"""Rerun the seed papers' experiments on the data sets (docs/architecture.md) and write
+``benchmarks/REPRODUCTION.md``.
 
     .venv/bin/python benchmarks/reproduce.py [--quick] [--jobs J] [--runs N]
 
@@ -14,7 +15,8 @@ For each paper, the protocol of its experiments (see the specs) through the repl
 * D-ADA (dada.md sec. 7): D-ADA / D-AMD with a_t = feature, one (-I) and zero (M-) on
   BaseHock at ~10% and ~20% (online F1).
 * OASIS and KMC: the evidence experiments of issue 4 (the paper's sliced/diced cubes and a digit
-  pair for OASIS; digits with 150 labels for KMC), with the trial code of their tests.
+  pair for OASIS; digits with 150 labels for KMC), with the trial code their tests share
+  (``learners.evaluation.evidence``).
 
 Learners that are not registered when this runs are listed as not available. ``--quick``
 uses 3 permutations, the C grid {2^-5, 2^0, 2^5}, a coarser delta sweep and fewer data sets.
@@ -193,10 +195,9 @@ def nonlinear_section(report: Report, quick: bool) -> None:
     """OASIS (oasis.md sec. 6) and KMC (kmc.md sec. 5, on a stream) as in issue 4's evidence tests.
 
     They use data made in the tests (the paper's cube generators, scikit-learn's digits): the
-    paper's OASIS sets and KMC's six data sets are not in ``../shared/datasets``.
+    paper's OASIS sets and KMC's six data sets are not among the data sets.
     """
-    from tests.test_kmc import LABELS, digits_trial
-    from tests.test_oasis import CUBES, cube_evidence, digits_evidence
+    from learners.evaluation.evidence import CUBES, LABELS, cube_evidence, digits_evidence, digits_trial
 
     m = 100 if quick else 1000
     report.add("## OASIS (Goldberg et al. 2011): cumulative mistakes, T = 1000, 2 initial labels", "",

@@ -24,6 +24,12 @@ CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 IDLE_RECONNECT_S = 1.5
 #: Redirects followed per request (the login form answers with one).
 MAX_REDIRECTS = 5
+TAG = re.compile(r"<[^>]+>")
+
+
+def _reason(page: str) -> str:
+    """The first words of an error page's text (tags and blank runs dropped), for the report."""
+    return " ".join(TAG.sub(" ", page).split())[:160]
 
 
 class HttpAnnotator(threading.Thread):
@@ -128,7 +134,7 @@ class HttpAnnotator(threading.Thread):
             status, page = self._open(f"/projects/{self.project_id}/")
             while not self.stop.is_set():
                 if status != 200:
-                    self.errors.append(f"{self.username}: HTTP {status}")
+                    self.errors.append(f"{self.username}: HTTP {status}: {_reason(page)}")
                     return
                 found = ITEM.search(page)
                 if found is None:  # all caught up: poll like the page does

@@ -1,4 +1,4 @@
-"""The learner contract shared by every online active learner (DESIGN.md section 2).
+"""The learner contract shared by every online active learner (docs/algorithms/common.md).
 
 A learner lives in a stream. For each arriving item ``x`` the caller does::
 
@@ -36,7 +36,7 @@ import io
 import json
 import zipfile
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -44,6 +44,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .budget import BudgetController, knob_name
+
+# the query-probability rules are plain arithmetic in kernels.py, which compiled loops use too
+from .kernels import margin_query_probability, mode_probability, statistic_query_probability
+
+__all__ = [
+    "QUERY_MODES", "TASKS", "BlockDecisions", "CompiledLoop", "Decision", "Learner", "StreamDecisions",
+    "as_csr", "dense_row", "iter_rows", "margin_query_probability", "mode_probability", "sparse_row",
+    "state_from_bytes", "state_to_bytes", "statistic_query_probability",
+]
 
 QUERY_MODES = ("active", "random", "all")
 TASKS = ("binary", "multiclass", "cost-sensitive")
@@ -65,6 +74,22 @@ class Decision:
     score: float
     query_prob: float
     queried: bool
+
+
+@dataclass(frozen=True)
+class StreamDecisions:
+    """What a compiled loop (:meth:`Learner.compiled_loop`) decided on a stream of n items.
+
+    codes: int (n,) predicted class codes; query_probs: float (n,); queried: bool (n,).
+    """
+
+    codes: np.ndarray
+    query_probs: np.ndarray
+    queried: np.ndarray
+
+
+#: ``loop(X, codes, u) -> StreamDecisions``: see :meth:`Learner.compiled_loop`.
+CompiledLoop = Callable[[sp.csr_matrix, np.ndarray, np.ndarray], StreamDecisions]
 
 
 @dataclass(frozen=True)
@@ -130,16 +155,6 @@ def iter_rows(M: sp.csr_matrix) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         yield M.indices[a:b], M.data[a:b]
 
 
-def margin_query_probability(delta: float, margin: float) -> float:
-    """``delta / (delta + |margin|)``: the margin-based query rule (1 when margin is 0)."""
-    return delta / (delta + abs(margin))
-
-
-def statistic_query_probability(delta: float, statistic: float) -> float:
-    """``1`` if ``statistic <= 0`` else ``delta / (delta + statistic)`` (SOAL, D-ADA/D-AMD)."""
-    return 1.0 if statistic <= 0.0 else delta / (delta + statistic)
-
-
 def _validate_classes(classes: Sequence[Hashable], n_min: int, n_max: int | None) -> tuple:
     cls = tuple(classes)
     if len(cls) < n_min or (n_max is not None and len(cls) > n_max):
@@ -156,9 +171,10 @@ def _validate_classes(classes: Sequence[Hashable], n_min: int, n_max: int | None
 class Learner(ABC):
     """Base class of every online active learner.
 
-    Subclasses implement :meth:`_scores`, :meth:`_active_query_probability`, :meth:`_update`
-    and the ``_state_arrays`` / ``_load_arrays`` pair; optionally :meth:`_observe` and the
-    vectorised :meth:`decide_block`. They must not override :meth:`decide`.
+    Subclasses implement :meth:`_scores`, :meth:`_predict_and_query`, :meth:`_update` and the
+    ``_state_arrays`` / ``_load_arrays`` pair; optionally :meth:`_observe`, the vectorised
+    :meth:`decide_block` and ``_compiled_stream`` (see :meth:`compiled_loop`). They must not
+    override :meth:`decide`, :meth:`learn` or :meth:`learn_row`.
 
     Constructor parameters common to all learners (validated by the registry before they
     arrive here): ``n_features`` (int >= 1), ``classes`` (class values), ``delta`` (> 0, the
@@ -258,7 +274,18 @@ class Learner(ABC):
         """Apply one revealed label ``y`` (a class value) for item ``x``."""
         code = self.class_code(y)
         idx, vals = sparse_row(x, self.n_features)
-        self._update(idx, vals, code)
+        self.learn_row(idx, vals, code)
+
+    def learn_row(self, indices: np.ndarray, values: np.ndarray, code: int) -> None:
+        """:meth:`learn` for an item already given as one sparse row and a label as a class code.
+
+        indices: int array (nnz,) of feature indices in ``[0, n_features)``; values: float64
+        (nnz,), as :func:`sparse_row` returns them (not checked again: this is the replay's
+        fast path). code: index of the label in ``classes`` (ValueError otherwise).
+        """
+        if not 0 <= code < len(self.classes):
+            raise ValueError(f"class code {code!r} is not in [0, {len(self.classes)})")
+        self._update(indices, values, int(code))
         self.n_labels += 1
 
     def observe(self, x: Any) -> None:
@@ -302,18 +329,44 @@ class Learner(ABC):
         """Account for ``n`` unqueried decisions made through :meth:`decide_block`."""
         self.n_seen += int(n)
 
+    # ----------------------------------------------------------- compiled loop
+    def compiled_loop(self) -> CompiledLoop | None:
+        """The learner's compiled stream loop, or None when it has none (the default).
+
+        ``loop(X, codes, u)`` runs :meth:`decide` then :meth:`learn` (when queried) on every
+        row of ``X`` (CSR (n, n_features)) in one compiled function, row i being queried iff
+        ``u[i] < q_i`` (u: the pre-drawn uniforms (n,), as ``rng.random(n)``) and learning
+        the class code ``codes[i]`` (int (n,)). It updates the model, ``n_seen`` and
+        ``n_labels`` in place, exactly as the per-item loop with the same uniforms, and
+        returns the :class:`StreamDecisions`. Learners provide one by implementing
+        ``_compiled_stream`` with the same update code as ``_update`` (see
+        :mod:`learners.kernels`).
+        """
+        if type(self)._compiled_stream is Learner._compiled_stream:
+            return None
+        return self._run_compiled
+
+    def _run_compiled(self, X: sp.csr_matrix, codes: np.ndarray, u: np.ndarray) -> StreamDecisions:
+        n = X.shape[0]
+        if X.shape[1] != self.n_features or len(codes) != n or len(u) != n:
+            raise ValueError(f"X {X.shape}, codes ({len(codes)},) and u ({len(u)},) do not match "
+                             f"n_features = {self.n_features}")
+        out = self._compiled_stream(X, np.ascontiguousarray(codes, dtype=np.int64),
+                                    np.ascontiguousarray(u, dtype=np.float64))
+        self.n_seen += n
+        self.n_labels += int(out.queried.sum())
+        return out
+
+    def _compiled_stream(self, X: sp.csr_matrix, codes: np.ndarray, u: np.ndarray) -> StreamDecisions:
+        """Hook of :meth:`compiled_loop`: run the stream, update the model (not the counters)."""
+        raise NotImplementedError
+
     # ---------------------------------------------------------- query control
     def _decision_parts(self, idx: np.ndarray, vals: np.ndarray,
                         predict_only: bool = False) -> tuple[int, float, float]:
         """``(class code, score statistic, query probability)`` for one item, from the current state."""
         code, stat, q_active = self._predict_and_query(idx, vals, predict_only)
-        if self.query == "all":
-            q = 1.0
-        elif self.query == "random":
-            q = self.p
-        else:
-            q = q_active
-        return code, stat, q
+        return code, stat, mode_probability(QUERY_MODES.index(self.query), self.p, q_active)
 
     @abstractmethod
     def _predict_and_query(self, idx: np.ndarray, vals: np.ndarray,
@@ -379,10 +432,17 @@ class Learner(ABC):
     def _load_arrays(self, arrays: dict[str, np.ndarray], extra: dict[str, Any]) -> None:
         """Restore the arrays (and ``extra`` meta) written by :meth:`_state_arrays`."""
 
-    def _restore(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Load the counters and arrays of a :meth:`get_state` output into this learner.
+
+        The learner must have been built with the same name, classes, width and parameters
+        (:func:`learners.registry.from_state` does that); the arrays are copied.
+        """
+        meta = state["meta"]
         self.n_seen = int(meta["n_seen"])
         self.n_labels = int(meta["n_labels"])
-        self._load_arrays({k: np.array(v, copy=True) for k, v in arrays.items()}, meta.get("extra", {}))
+        self._load_arrays({k: np.array(v, copy=True) for k, v in state["arrays"].items()},
+                          meta.get("extra", {}))
 
 
 _META_KEY = "__meta__"

@@ -1,4 +1,4 @@
-"""Perceptron baselines of the PAA paper (``../shared/specs/paa.md`` section 7 and section 2).
+"""Perceptron baselines of the PAA paper (docs/algorithms/paa.md, "Baselines").
 
 * ``pea``: label-efficient / selective-sampling perceptron (Cesa-Bianchi et al. 2006): the
   PAA margin query ``delta/(delta+|w.x|)`` and, on a queried mistake, ``w += y x``.

@@ -1,4 +1,4 @@
-"""D-ADA / D-AMD and MD-ADA / MD-AMD (``../shared/specs/dada.md``, Zhai et al. 2022).
+"""D-ADA / D-AMD and MD-ADA / MD-AMD (docs/algorithms/dada.md, Zhai et al. 2022).
 
 * :class:`DADA`: binary Algorithm 1 (spec section 3) with the dual-averaging update (D-ADA,
   line 13) or the mirror-descent update (D-AMD, line 14).
@@ -26,7 +26,7 @@ Decisions where the spec is silent or the authors' code differs:
   depend on it.
 * Multiclass argmax ties (including the all-zero start): the first class, as np.argmax and
   the authors' code.
-* ``s_i = sqrt(s_i^2 + g_i^2)`` is computed with ``np.hypot`` (same value, no overflow).
+* ``s_i = sqrt(s_i^2 + g_i^2)`` is computed with ``hypot`` (same value, no overflow).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .base import BlockDecisions, statistic_query_probability
+from . import kernels
+from .base import QUERY_MODES, BlockDecisions, StreamDecisions, statistic_query_probability
 from .linear import (
     LinearBinary,
     MulticlassLinear,
@@ -49,20 +50,16 @@ from .linear import (
 from .registry import Param, delta_param, register
 
 UPDATES = ("DA", "MD")
-A_RULES = ("feature", "one", "zero")
+A_RULES = kernels.A_RULES
 
 
-def a_weight(rule: str, sq_norm: float | np.ndarray) -> float | np.ndarray:
-    """The weight a_t of the feature-based query term (spec section 4 table).
+def a_weight(rule: str, sq_norm: np.ndarray) -> np.ndarray:
+    """The weights a_t of the feature-based query term for a block (spec section 4 table).
 
-    rule: "feature" -> 1/max(1, ||x||^2), "one" -> 1, "zero" -> 0; sq_norm: ||x||^2
-    (a float for one item, an array for a block).
+    rule: "feature" -> 1/max(1, ||x||^2), "one" -> 1, "zero" -> 0; sq_norm: ||x||^2 per row
+    (n,). Computed by :func:`learners.kernels.a_weight`, the rule of one item.
     """
-    if rule == "feature":
-        if isinstance(sq_norm, float):
-            return 1.0 / max(1.0, sq_norm)
-        return 1.0 / np.maximum(1.0, sq_norm)
-    return 1.0 if rule == "one" else 0.0
+    return kernels.a_weights(A_RULES.index(rule), np.ascontiguousarray(sq_norm, dtype=np.float64))
 
 
 def _check(update: str, a_t: str) -> None:
@@ -72,79 +69,34 @@ def _check(update: str, a_t: str) -> None:
         raise ValueError(f"a_t must be one of {A_RULES}, got {a_t!r}")
 
 
-def adaptive_step(w: np.ndarray, s: np.ndarray, theta: np.ndarray | None, idx: np.ndarray,
-                  g: np.ndarray, eta: float, smoothing: float) -> None:
-    """One D-ADA (``theta`` given) or D-AMD (``theta`` None) step, in place, on coordinates ``idx``.
+class DADA(LinearBinary):
+    """Binary D-ADA / D-AMD (dada.md section 3, Algorithm 1).
 
-    w, s, theta: 1-D float arrays (d,) or row views of the multiclass matrices; g: the
-    subgradient on ``idx``. ``s = sqrt(s^2 + g^2)`` first (line 10, so H_t includes g_t), then
-    DA ``theta += g; w = -eta theta/(smoothing + s)`` (line 13) or MD
-    ``w -= eta g/(smoothing + s)`` (line 14).
-    """
-    new_s = np.hypot(s[idx], g)
-    s[idx] = new_s
-    if theta is not None:
-        theta[idx] += g
-        w[idx] = -eta * theta[idx] / (smoothing + new_s)
-    else:
-        w[idx] -= eta * g / (smoothing + new_s)
-
-
-class AdaptiveDiagonal:
-    """Parameters and state handling shared by :class:`DADA` and :class:`MDADA`.
-
-    ``_array_names``: the attribute names of (weights, diagonal s, subgradient sum theta).
+    State: ``w`` (d,), ``s`` (d,) with ``s_i = ||G_{1:t,i}||_2``, and for DA ``theta`` (d,),
+    the sum of subgradients (empty for MD). Score: the signed margin ``p = w.x``.
+    Query: ``v = sum_i x_i^2/(smoothing + s_i)`` (H_{t-1}, before this round's update),
+    ``q_stat = |p| - (eta/2) a_t v``; q = 1 if q_stat <= 0 else delta/(delta+q_stat).
+    Update when queried and ``y p < 1``: ``g = -y x``; ``s = sqrt(s^2 + g^2)`` first, then
+    DA: ``theta += g; w = -eta theta/(smoothing + s)``, MD: ``w -= eta g/(smoothing + s)``.
+    Both rules are :mod:`learners.kernels`' (``dada_statistic``, ``dada_update``), which the
+    compiled loop (:meth:`compiled_loop`) runs too.
     """
 
-    _array_names: tuple[str, str, str]
-
-    def _init_adaptive(self, update: str, a_t: str, smoothing: float, eta: float,
-                       shape: tuple[int, ...]) -> None:
+    def __init__(self, n_features: int, classes, *, update: str = "DA", a_t: str = "feature",
+                 smoothing: float = 1.0, eta: float = 1.0, **params: Any) -> None:
+        super().__init__(n_features, classes, a_t=a_t, smoothing=smoothing, eta=eta, **params)
         _check(update, a_t)
         self.dual_averaging = update == "DA"
         self.a_t = a_t
         self.smoothing = float(smoothing)
         self.eta = float(eta)
-        weights, diag, theta = self._array_names
-        setattr(self, weights, np.zeros(shape))
-        setattr(self, diag, np.zeros(shape))
-        setattr(self, theta, np.zeros(shape) if self.dual_averaging else None)
-
-    def _state_arrays(self) -> dict[str, np.ndarray]:
-        names = self._array_names if self.dual_averaging else self._array_names[:2]
-        return {name: getattr(self, name) for name in names}
-
-    def _load_arrays(self, arrays, extra) -> None:
-        for name in self._array_names if self.dual_averaging else self._array_names[:2]:
-            setattr(self, name, arrays[name].astype(np.float64))
-
-
-class DADA(AdaptiveDiagonal, LinearBinary):
-    """Binary D-ADA / D-AMD (dada.md section 3, Algorithm 1).
-
-    State: ``w`` (d,), ``s`` (d,) with ``s_i = ||G_{1:t,i}||_2``, and for DA ``theta`` (d,),
-    the sum of subgradients. Score: the signed margin ``p = w.x``.
-    Query: ``v = sum_i x_i^2/(smoothing + s_i)`` (H_{t-1}, before this round's update),
-    ``q_stat = |p| - (eta/2) a_t v``; q = 1 if q_stat <= 0 else delta/(delta+q_stat).
-    Update when queried and ``y p < 1``: ``g = -y x``; ``s = sqrt(s^2 + g^2)`` first, then
-    DA: ``theta += g; w = -eta theta/(smoothing + s)``, MD: ``w -= eta g/(smoothing + s)``.
-    """
-
-    _array_names = ("w", "s", "theta")
-
-    def __init__(self, n_features: int, classes, *, update: str = "DA", a_t: str = "feature",
-                 smoothing: float = 1.0, eta: float = 1.0, **params: Any) -> None:
-        super().__init__(n_features, classes, a_t=a_t, smoothing=smoothing, eta=eta, **params)
-        self._init_adaptive(update, a_t, smoothing, eta, (self.n_features,))
+        self.s = np.zeros(self.n_features)
+        self.theta = np.zeros(self.n_features if self.dual_averaging else 0)
 
     def _predict_and_query(self, idx, vals, predict_only):
-        m = self._scores(idx, vals)
-        if predict_only:
-            return sign_code(m), m, 1.0
-        sq = vals * vals
-        v = float(np.dot(sq, 1.0 / (self.smoothing + self.s[idx])))
-        stat = abs(m) - 0.5 * self.eta * a_weight(self.a_t, float(np.dot(vals, vals))) * v
-        return sign_code(m), m, statistic_query_probability(self.delta, stat)
+        m, stat = kernels.dada_statistic(self.w, self.s, idx, vals, 0, len(idx), A_RULES.index(self.a_t),
+                                         self.eta, self.smoothing)
+        return sign_code(m), m, 1.0 if predict_only else statistic_query_probability(self.delta, stat)
 
     def decide_block(self, X: sp.csr_matrix) -> BlockDecisions:
         m = np.asarray(X @ self.w, dtype=float)
@@ -160,36 +112,58 @@ class DADA(AdaptiveDiagonal, LinearBinary):
         return BlockDecisions(codes, m, block_query_probs(self, len(m), active))
 
     def _update(self, idx, vals, code) -> None:
-        y = 1.0 if code == 1 else -1.0
-        if y * self._scores(idx, vals) >= 1.0:
-            return  # hinge loss 0 (including the kink y p = 1): g = 0, nothing changes
-        adaptive_step(self.w, self.s, self.theta, idx, -y * vals, self.eta, self.smoothing)
+        kernels.dada_update(self.w, self.s, self.theta, idx, vals, 0, len(idx), 1.0 if code == 1 else -1.0,
+                            self._scores(idx, vals), self.eta, self.smoothing, self.dual_averaging)
+
+    def _compiled_stream(self, X: sp.csr_matrix, codes: np.ndarray, u: np.ndarray) -> StreamDecisions:
+        n = X.shape[0]
+        out = StreamDecisions(np.empty(n, dtype=np.int64), np.empty(n), np.zeros(n, dtype=bool))
+        kernels.dada_stream(np.ascontiguousarray(X.data, dtype=np.float64), X.indices, X.indptr, codes,
+                            u, self.w, self.s, self.theta, self.dual_averaging, A_RULES.index(self.a_t),
+                            self.eta, self.smoothing, self.delta, QUERY_MODES.index(self.query), self.p,
+                            out.codes, out.query_probs, out.queried)
+        return out
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        arrays = {"w": self.w, "s": self.s}
+        return {**arrays, "theta": self.theta} if self.dual_averaging else arrays
+
+    def _load_arrays(self, arrays, extra) -> None:
+        self.w = arrays["w"].astype(np.float64)
+        self.s = arrays["s"].astype(np.float64)
+        if self.dual_averaging:
+            self.theta = arrays["theta"].astype(np.float64)
 
 
-class MDADA(AdaptiveDiagonal, MulticlassLinear):
+class MDADA(MulticlassLinear):
     """Multiclass MD-ADA / MD-AMD (dada.md section 5, Algorithm 2).
 
-    State: ``W`` (k, d), ``S`` (k, d) (one diagonal per class) and for DA ``Theta`` (k, d).
-    Score: the top-1 minus top-2 class-score gap ``p`` (Eq. 7).
+    State: ``W`` (k, d), ``S`` (k, d) (one diagonal per class) and for DA ``Theta`` (k, d)
+    (k empty rows for MD). Score: the top-1 minus top-2 class-score gap ``p`` (Eq. 7).
     Query (Eqs. 8-9): ``D_i = sum_j x_j^2/(smoothing + S_ij)``,
     ``v = D_yhat + max_{i != yhat} D_i`` (the max taken independently of the scores),
     ``q_stat = p - (eta/2) a_t v``; q = 1 if q_stat <= 0 else delta/(delta+q_stat).
     Update when queried and ``1 + z_r - z_y > 0`` (r = best wrong class): rows r (g = +x)
-    and y (g = -x) get ``S = sqrt(S^2 + g^2)`` then the DA or MD step; other rows unchanged.
+    and y (g = -x) get ``S = sqrt(S^2 + g^2)`` then the DA or MD step
+    (:func:`learners.kernels.adaptive_step`); other rows unchanged.
     """
-
-    _array_names = ("W", "S", "Theta")
 
     def __init__(self, n_features: int, classes, *, update: str = "DA", a_t: str = "feature",
                  smoothing: float = 1.0, eta: float = 1.0, **params: Any) -> None:
         super().__init__(n_features, classes, a_t=a_t, smoothing=smoothing, eta=eta, **params)
-        self._init_adaptive(update, a_t, smoothing, eta, self.W.shape)
+        _check(update, a_t)
+        self.dual_averaging = update == "DA"
+        self.a_t = a_t
+        self.smoothing = float(smoothing)
+        self.eta = float(eta)
+        self.S = np.zeros(self.W.shape)
+        self.Theta = np.zeros((len(self.classes), self.n_features if self.dual_averaging else 0))
 
     def _active_query(self, idx, vals, code, gap) -> float:
         sq = vals * vals
         D = (sq / (self.smoothing + self.S[:, idx])).sum(axis=1)  # (k,)
         v = D[code] + np.delete(D, code).max()
-        stat = gap - 0.5 * self.eta * a_weight(self.a_t, float(sq.sum())) * v
+        stat = gap - 0.5 * self.eta * kernels.a_weight(A_RULES.index(self.a_t), float(sq.sum())) * v
         return statistic_query_probability(self.delta, float(stat))
 
     def _block_active_query(self, X, codes, gaps) -> np.ndarray:
@@ -208,9 +182,19 @@ class MDADA(AdaptiveDiagonal, MulticlassLinear):
         r = self.best_wrong(z, code)
         if 1.0 + z[r] - z[code] <= 0.0:
             return  # zero loss: all g = 0, nothing changes
-        for row, g in ((r, vals), (code, -vals)):  # g^(r) = +x, g^(y) = -x
-            theta = self.Theta[row] if self.dual_averaging else None
-            adaptive_step(self.W[row], self.S[row], theta, idx, g, self.eta, self.smoothing)
+        for row, sign in ((r, 1.0), (code, -1.0)):  # g^(r) = +x, g^(y) = -x
+            kernels.adaptive_step(self.W[row], self.S[row], self.Theta[row], idx, vals, 0, len(idx), sign,
+                                  self.eta, self.smoothing, self.dual_averaging)
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        arrays = {"W": self.W, "S": self.S}
+        return {**arrays, "Theta": self.Theta} if self.dual_averaging else arrays
+
+    def _load_arrays(self, arrays, extra) -> None:
+        self.W = arrays["W"].astype(np.float64)
+        self.S = arrays["S"].astype(np.float64)
+        if self.dual_averaging:
+            self.Theta = arrays["Theta"].astype(np.float64)
 
 
 def _dada_params() -> tuple[Param, ...]:

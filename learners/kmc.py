@@ -1,6 +1,6 @@
 """KMC: Kernel Machine Committee for multi-class active learning, run on a stream.
 
-Spec: ``../shared/specs/kmc.md`` (Shi & Yu, NeurIPS 2019). The model is sections 1-3: K
+Docs: docs/algorithms/kmc.md (Shi & Yu, NeurIPS 2019). The model is sections 1-3: K
 one-vs-rest binary KMCs (:mod:`learners.kmc_fit`: ARD prior, closed-form ``q(w)`` of eq. 8,
 dual QP of eq. 11, ``gamma`` by eq. 14, ``alpha`` by MacKay's rule with eq. 17's fixed points)
 and prediction by the softmax of the K mean scores (section 1.6). The query rule is the
@@ -129,6 +129,8 @@ class KMC(Learner):
         h = float(-(p * np.log(np.maximum(p, 1e-300))).sum() / math.log(self._k))
         if predict_only:
             return code, h, 0.0
+        # DEVIATION: a per-item query probability (entropy gate, phase-2 rank, target rate b) in
+        # place of the paper's pool-based top-S / eq. 18 argmin (docs/algorithms/kmc.md).
         if self.fits is None:  # cold start: fewer than two classes have a label
             self._cache = None
             return code, h, 1.0
@@ -315,6 +317,8 @@ register(
         Param("constraint", "simplex", str, "dual QP feasible set: 'simplex' sum u = C (the paper "
               "as printed) or 'box' 0 <= u <= C (the dual of the primal as written)",
               choices=CONSTRAINTS),
+        # DEVIATION: MacKay's rule by default, eq. 17's fixed points but far fewer iterations
+        # (docs/algorithms/kmc.md).
         Param("alpha_update", "mackay", str, "ARD update: 'mackay' (fast) or 'em' (eq. 17); "
               "same fixed points", choices=ALPHA_UPDATES),
         Param("kernel_scale", 1.0, float, "RBF width g = kernel_scale / (d Var(X))",

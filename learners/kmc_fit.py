@@ -1,4 +1,4 @@
-"""The batch fit of one binary KMC (``../shared/specs/kmc.md`` sections 1-2).
+"""The batch fit of one binary KMC (docs/algorithms/kmc.md, "Model").
 
 One one-vs-rest kernel machine ``p(y=+1|x) = sigmoid(w^T phi(x))`` with the ARD prior
 ``w_j ~ N(0, 1/alpha_j)``, the Jaakkola-Jordan bound with parameters ``gamma`` and the

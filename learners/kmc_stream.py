@@ -1,4 +1,4 @@
-"""Streaming pieces of KMC (``../shared/specs/kmc.md`` section 6.3, a [RECOMMENDATION]).
+"""Streaming pieces of KMC (docs/algorithms/kmc.md, "Query rule on a stream").
 
 The paper's sampling is pool-based (top-S entropy candidates, then eq. 18 over them); a stream
 must decide each item at once. These helpers hold what that needs: the RBF kernel with its

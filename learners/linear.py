@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from . import kernels
 from .base import BlockDecisions, Learner, margin_query_probability
 
 
@@ -93,6 +94,7 @@ def sign_code(margin: float) -> int:
     Decision shared by every binary learner of the product: sign(0) = +1 (paa.md section 1,
     step 2, the LIBOL convention the PAA and SOAL specs recommend).
     """
+    # DEVIATION (D-ADA only): its authors' code predicts -1 at 0 (docs/algorithms/dada.md).
     return 1 if margin >= 0.0 else 0
 
 
@@ -108,7 +110,7 @@ class LinearBinary(Learner):
         self.w = np.zeros(self.n_features)
 
     def _scores(self, idx: np.ndarray, vals: np.ndarray) -> float:
-        return float(np.dot(self.w[idx], vals))
+        return kernels.margin(self.w, idx, vals, 0, len(idx))
 
     def _current_delta(self) -> float:
         """Delta used for the next decision (constant unless a subclass adapts it)."""

@@ -1,4 +1,5 @@
-"""OASIS: Online Active SemI-Supervised learning (``../shared/specs/oasis.md``, Goldberg et al. 2011).
+"""OASIS: Online Active SemI-Supervised learning (docs/algorithms/oasis.md, Goldberg et al.
+2011).
 
 A particle filter over linear classifiers ``w`` with the null-category likelihood, so that
 unlabelled items push the decision boundary into low-density regions (spec sections 1-3).
@@ -283,6 +284,8 @@ class OASIS(Learner):
     # ----------------------------------------------------------------- features
     def _features(self, X: np.ndarray) -> np.ndarray:
         """Raw items (..., n_features) -> model features (..., dim): scaled, plus bias."""
+        # DEVIATION: running mean / SD instead of the paper's whole-trial statistics, which a
+        # stream cannot see (docs/algorithms/oasis.md).
         F = self.scaler.transform(X) if self.standardize else X
         if self.bias:
             F = np.concatenate([F, np.ones((*F.shape[:-1], 1))], axis=-1)
@@ -294,6 +297,7 @@ class OASIS(Learner):
 
     def _filter_labels(self, code: int | None) -> np.ndarray:
         """Per-filter labels (K,) in {-1, 0, +1}: None = unlabelled, one-vs-rest for k >= 3."""
+        # DEVIATION: multiclass by one-vs-rest filters; the paper is binary (docs/algorithms/oasis.md).
         if code is None:
             return np.zeros(self.n_filters, dtype=np.int8)
         if self.binary:
@@ -316,7 +320,7 @@ class OASIS(Learner):
             q = 0.0  # osis / os never query actively (the caller reveals labels)
         elif self.rule == "threshold":
             q = 1.0 if score < self.s0 else 0.0
-        else:
+        else:  # DEVIATION: rule="bernoulli", delta as the knob of every learner (docs/algorithms/oasis.md)
             q = margin_query_probability(self.delta, score)
         return code, score, q
 
@@ -383,8 +387,8 @@ class OASIS(Learner):
         ``osis`` / ``os`` (they never query actively, so the budget samples at random, as the
         paper's protocol gives them labels at random positions)."""
         if not self.active:
-            return "p"
-        if self.query == "active" and self.rule == "threshold":
+            return "p"  # DEVIATION (budget mode): osis / os sampled at random at the budget's rate
+        if self.query == "active" and self.rule == "threshold":  # DEVIATION (budget mode): s0 adapts
             return "s0"
         return super().budget_knob()
 

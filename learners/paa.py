@@ -1,4 +1,4 @@
-"""Passive-Aggressive Active learning (``../shared/specs/paa.md``, Lu, Zhao & Hoi 2016).
+"""Passive-Aggressive Active learning (docs/algorithms/paa.md, Lu, Zhao & Hoi 2016).
 
 * :class:`PAA`: binary PAA / PAA-I / PAA-II (spec section 1, Algorithm 2).
 * :class:`MPAA`: multiclass MPAA / MPAA-I / MPAA-II (section 2, Algorithm 3).
@@ -18,6 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+
+from . import kernels
+from .base import QUERY_MODES, StreamDecisions
 
 # LinearBinary, MulticlassLinear and top_two_gap lived here first; they are re-exported so
 # that code written against this module keeps working.
@@ -27,20 +31,16 @@ from .registry import Param, delta_param, register
 __all__ = ["CSPAA", "MPAA", "PAA", "LinearBinary", "MulticlassLinear", "c_param", "pa_step",
            "top_two_gap"]
 
-VARIANTS = ("PA", "PA-I", "PA-II")
+VARIANTS = kernels.PA_VARIANTS
 
 
 def pa_step(variant: str, loss: float, sq_norm: float, C: float, multiclass: bool = False) -> float:
     """Step size tau of the PA family (paa.md Eq. 1; multiclass Eq. 4 uses 2||x||^2).
 
-    loss: hinge loss (> 0); sq_norm: ||x||^2 (> 0); C: aggressiveness (> 0).
+    variant: one of :data:`VARIANTS`; loss: hinge loss (> 0); sq_norm: ||x||^2 (> 0);
+    C: aggressiveness (> 0). The rule is :func:`learners.kernels.pa_step`.
     """
-    denom = 2.0 * sq_norm if multiclass else sq_norm
-    if variant == "PA":
-        return loss / denom
-    if variant == "PA-I":
-        return min(C, loss / denom)
-    return loss / (denom + 1.0 / (2.0 * C))
+    return kernels.pa_step(VARIANTS.index(variant), loss, sq_norm, C, multiclass)
 
 
 class PAA(LinearBinary):
@@ -49,6 +49,7 @@ class PAA(LinearBinary):
     Score: the margin ``p_t = w.x``. Query: ``delta/(delta+|p_t|)``. On a queried round with
     hinge loss ``l = max(0, 1 - y p_t) > 0``: ``w += tau y x`` with tau from :func:`pa_step`
     (PA: ``l/||x||^2``, PA-I: ``min(C, l/||x||^2)``, PA-II: ``l/(||x||^2 + 1/(2C))``).
+    Has a compiled loop (:meth:`compiled_loop`, :func:`learners.kernels.paa_stream`).
     """
 
     def __init__(self, n_features: int, classes, *, variant: str = "PA-I", C: float = 1.0,
@@ -61,11 +62,17 @@ class PAA(LinearBinary):
         self.C = float(C)
 
     def _update(self, idx, vals, code) -> None:
-        y = 1.0 if code == 1 else -1.0
-        loss = max(0.0, 1.0 - y * float(np.dot(self.w[idx], vals)))
-        sq = float(np.dot(vals, vals))
-        if loss > 0.0 and sq > 0.0:  # ||x|| = 0 leaves w unchanged (module docstring)
-            self.w[idx] += pa_step(self.variant, loss, sq, self.C) * y * vals
+        # ||x|| = 0 leaves w unchanged (module docstring)
+        kernels.pa_update(self.w, idx, vals, 0, len(idx), 1.0 if code == 1 else -1.0,
+                          self._scores(idx, vals), 1.0, VARIANTS.index(self.variant), self.C)
+
+    def _compiled_stream(self, X: sp.csr_matrix, codes: np.ndarray, u: np.ndarray) -> StreamDecisions:
+        n = X.shape[0]
+        out = StreamDecisions(np.empty(n, dtype=np.int64), np.empty(n), np.zeros(n, dtype=bool))
+        kernels.paa_stream(np.ascontiguousarray(X.data, dtype=np.float64), X.indices, X.indptr, codes,
+                           u, self.w, self.delta, VARIANTS.index(self.variant), self.C,
+                           QUERY_MODES.index(self.query), self.p, out.codes, out.query_probs, out.queried)
+        return out
 
 
 class CSPAA(LinearBinary):
@@ -109,10 +116,8 @@ class CSPAA(LinearBinary):
     def _update(self, idx, vals, code) -> None:
         y = 1.0 if code == 1 else -1.0
         rho_t = self.rho if code == 1 else 1.0
-        loss = max(0.0, rho_t - y * float(np.dot(self.w[idx], vals)))
-        sq = float(np.dot(vals, vals))
-        if loss > 0.0 and sq > 0.0:
-            self.w[idx] += min(self.C, loss / sq) * y * vals
+        kernels.pa_update(self.w, idx, vals, 0, len(idx), y, self._scores(idx, vals), rho_t,
+                          VARIANTS.index("PA-I"), self.C)
 
 
 class MPAA(MulticlassLinear):

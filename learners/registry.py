@@ -128,7 +128,7 @@ def from_state(state: dict[str, Any]) -> Learner:
     meta = state["meta"]
     learner = make(meta["name"], n_features=meta["n_features"], classes=meta["classes"],
                    **meta["params"])
-    learner._restore(meta, state["arrays"])
+    learner.set_state(state)
     return learner
 
 

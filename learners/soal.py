@@ -1,4 +1,4 @@
-"""Second-order Online Active Learning (``../shared/specs/soal.md``, Hao et al. 2018).
+"""Second-order Online Active Learning (docs/algorithms/soal.md, Hao et al. 2018).
 
 * ``soal``: Algorithm 1 (spec section 3): query with probability 1 when ``rho_t <= 0``, else
   ``delta/(delta+rho_t)``, with ``rho_t = |p_t| + c_t`` (Eq. 6).
@@ -61,6 +61,7 @@ class SOAL(LinearBinary):
         super().__init__(n_features, classes, eta=eta, gamma=gamma, covariance=covariance, **params)
         if covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {COVARIANCES}, got {covariance!r}")
+        # DEVIATION: the full d x d covariance is refused above MAX_FULL_FEATURES (docs/algorithms/soal.md).
         if covariance == "full" and self.n_features > MAX_FULL_FEATURES:
             raise ValueError(f"covariance='full' needs a {self.n_features}x{self.n_features} matrix; "
                              f"it is limited to n_features <= {MAX_FULL_FEATURES}: use 'diagonal'")

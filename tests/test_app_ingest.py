@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from annotator.labelling.demo import digit_png
-from annotator.labelling.ingest import IngestError, image_zip, import_records, parse_upload, run_job
+from annotator.labelling.ingest import IngestError, import_records, parse_upload, run_job
 from annotator.labelling.models import ImportJob, Item, Project
 from annotator.labelling.projects import create_project
 from annotator.labelling.vectors import decode
+from learners.uploads import image_zip
 
 from .support.app import digits_project, text_project, zip_bytes
 

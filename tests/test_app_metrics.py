@@ -10,8 +10,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from annotator.labelling.dashboard import curves
+from annotator.labelling.decisions import covered_accuracy, decision_log
 from annotator.labelling.metrics import project_metrics
-from annotator.labelling.models import Item, Label, Membership
+from annotator.labelling.models import Item, Label, Membership, Project
 
 from .support.app import member, text_project
 
@@ -29,7 +31,8 @@ LOG = [
 ]
 
 
-def test_metrics_on_a_hand_made_log():
+def hand_made_project() -> Project:
+    """A project whose decided items are :data:`LOG` (plus one pending item)."""
     project = text_project([f"t{i}" for i in range(len(LOG) + 1)])  # last item stays pending
     user = member(project, "ann")
     items = list(Item.objects.filter(project=project).order_by("seq"))
@@ -40,7 +43,11 @@ def test_metrics_on_a_hand_made_log():
         if label is not None:
             Label.objects.create(item=item, project=project, annotator=user, value=label, seconds=3.0,
                                  applied_version=1)
-    m = project_metrics(project)
+    return project
+
+
+def test_metrics_on_a_hand_made_log():
+    m = project_metrics(hand_made_project())
     assert (m["items"], m["pending"], m["waiting"], m["seen"], m["queried"]) == (8, 1, 1, 7, 4)
     assert m["query_ratio"] == pytest.approx(4 / 7)
     assert (m["labels"], m["labels_applied"], m["seconds_per_label"]) == (3, 3, 3.0)
@@ -55,6 +62,19 @@ def test_metrics_on_a_hand_made_log():
     assert iw["value"] == pytest.approx(value) and iw["n"] == 3 and iw["seen"] == 5
     assert iw["low"] == pytest.approx(max(0, value - half))
     assert iw["high"] == pytest.approx(min(1, value + half))
+
+
+def test_the_dashboard_curve_and_the_metrics_use_one_prefix_rule():
+    """The IW curve has a point wherever the estimate covers the checkpoint (seq 0..4 here),
+    and its last point is the metrics' estimate."""
+    project = hand_made_project()
+    iw = project_metrics(project)["accuracy_iw"]
+    points = curves(project)["iw"]
+    assert [t for t, _ in points] == [1, 2, 3, 4, 5]
+    assert points[-1][1] == pytest.approx(iw["value"])
+    log = decision_log(project)
+    assert [d.seq for d in log] == list(range(7))
+    assert covered_accuracy(log).stop == 5 and covered_accuracy(log[:5]).stop == 5
 
 
 def test_metrics_of_an_empty_project():

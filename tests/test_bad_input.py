@@ -98,8 +98,8 @@ UPLOADS = [
     ("libsvm-label-outside", "vectors", "v.svm", b"1 1:0.5\n7 2:1\n", "label"),
     ("libsvm-index-too-big", "vectors", "v.svm", b"1 1:0.5 999:1\n", "line 1"),
     ("libsvm-latin1", "vectors", "v.svm", "1 1:0.5\n0 2:caf\xe9\n".encode("latin-1"), "line 2"),
-    ("csv-for-image-project", "image", "a.csv", b"text\nhello\n", "this project's items are image"),
-    ("zip-for-text-project", "text", "i.zip", zip_bytes({"a/a.png": png()}), "this project's items are text"),
+    ("csv-for-image-project", "image", "a.csv", b"text\nhello\n", "not image items"),
+    ("zip-for-text-project", "text", "i.zip", zip_bytes({"a/a.png": png()}), "not text items"),
 ]
 
 

@@ -1,5 +1,6 @@
-"""Compiled paths (learners/fast): the LIBSVM reader equals scikit-learn's, and the compiled replay
-loops make the decisions of the per-item loop for every learner that has one."""
+"""Compiled paths: the LIBSVM reader (learners/evaluation/libsvm.py) equals scikit-learn's, and the
+compiled loops (Learner.compiled_loop, learners/kernels.py) make the decisions of the per-item loop
+for every learner that has one."""
 
 from __future__ import annotations
 
@@ -15,15 +16,14 @@ import learners
 from learners.evaluation.datasets import load
 from learners.evaluation.engine import replay, replay_compiled, replay_per_item
 from learners.evaluation.libsvm import read_libsvm
-from learners.fast.replay import has_compiled_loop
 
 from .support.synthetic import synthetic
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 A8A = [DATA / "libsvm_binary" / "a8a.gz", DATA / "libsvm_binary" / "a8a.t.gz"]
 COMPILED = sorted(n for n, s in learners.REGISTRY.items()
-                  if has_compiled_loop(learners.make(n, n_features=3, classes=[0, 1] if "binary" in s.tasks
-                                                     else [0, 1, 2])))
+                  if learners.make(n, n_features=3, classes=[0, 1] if "binary" in s.tasks
+                                   else [0, 1, 2]).compiled_loop() is not None)
 
 
 def _same(got, paths, **kw):
@@ -116,7 +116,7 @@ def test_compiled_loop_on_a8a(name):
 
 def test_learners_without_a_compiled_loop_fall_back():
     lrn = learners.make("soal", n_features=12, classes=[0, 1])
-    assert not has_compiled_loop(lrn)
+    assert lrn.compiled_loop() is None
     with pytest.raises(ValueError, match="no compiled loop"):
         replay_compiled(lrn, *synthetic(10, 12, 2), np.random.default_rng(0))
     X, y = synthetic(200, 12, 2)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ from annotator.labelling.models import Item, Label, LearnerState, Project
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.vectors import decode
 from harness.http_annotator import CSRF, ITEM, HttpAnnotator
-from harness.servers import Gunicorn, free_port
+from harness.servers import Gunicorn, PrivateRedis
 
 from .support.app import Worker, digits_project, leased_item_id, member, worker_database_url
 
@@ -111,7 +109,9 @@ def test_two_workers_racing_apply_each_label_once(services, transactional_db, tm
 
 # --------------------------------------------------------------------------- 20 annotators
 def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, transactional_db, tmp_path):
-    project = digits_project(1000, params={"delta": 100.0}, lease_seconds=5)
+    # leases short enough that the quitter's item returns soon, long enough that a slow round
+    # trip on a loaded 2-core machine does not lose a lease to another annotator (a 409)
+    project = digits_project(1000, params={"delta": 100.0}, lease_seconds=15)
     for i in range(21):
         member(project, f"a{i}")
     gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))
@@ -183,50 +183,6 @@ def test_twenty_annotators_label_a_1000_item_project_through_gunicorn(services, 
 
 
 # ------------------------------------------------------------------------------ broker down
-class PrivateRedis:
-    """A redis-server of our own on a free port (never the machine's 6379), to stop and restart."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.port, self.tmp, self.proc = free_port(), tmp, None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.tmp),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError("redis-server did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-
-
 def test_labels_survive_a_broker_outage(services, transactional_db, tmp_path):
     import os
 

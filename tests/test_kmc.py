@@ -1,8 +1,8 @@
-"""KMC (``../shared/specs/kmc.md``): hand-checked building blocks, the stream rule, state, and
+"""KMC (docs/algorithms/kmc.md): hand-checked building blocks, the stream rule, state, and
 the issue's evidence on scikit-learn's digits.
 
-Evidence figures: ``PYTHONPATH=. .venv/bin/python -m tests.test_kmc`` prints the per-seed
-accuracies of the three arms.
+The evidence trial is :func:`learners.evaluation.evidence.digits_trial` (shared with
+``benchmarks/reproduce.py``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import load_digits
 
 import learners
+from learners.evaluation.evidence import digits_trial
 from learners.kmc_fit import fit_binary, jj_lambda, posterior, project_simplex, solve_dual_qp
 from learners.kmc_stream import ScoreWindow, rbf
 
@@ -230,50 +230,6 @@ def test_both_constraints_learn(constraint):
 
 
 # ------------------------------------------------------------------ evidence on digits
-LABELS = 150
-
-
-def digits_trial(seed: int, labels: int = LABELS) -> dict[str, float]:
-    """Held-out accuracy after ``labels`` labels for the three arms of the issue, one seed.
-
-    Split: a seeded permutation of scikit-learn's digits (pixels / 16), 1,200 items streamed,
-    597 held out. ``kmc``: the streaming KMC (delta 0.25) labels what it queries until it has
-    ``labels`` (further passes over the not-yet-labelled items if one pass is not enough);
-    ``entropy``: the same with ``score='entropy'``; ``random``: the same model fed ``labels``
-    items drawn at random from the stream (same order of learn calls, same refit schedule).
-    """
-    X, y = load_digits(return_X_y=True)
-    X = X / 16.0
-    perm = np.random.default_rng(seed).permutation(len(y))
-    X, y = X[perm], y[perm]
-    Xs, ys, Xt, yt = X[:1200], y[:1200], X[1200:], y[1200:]
-
-    def make(score="kmc"):
-        return learners.make("kmc", n_features=64, classes=list(range(10)), delta=0.25, score=score)
-
-    out = {}
-    for arm in ("kmc", "entropy"):
-        lrn, rng, got = make(arm), np.random.default_rng(seed + 100), set()
-        while len(got) < labels:
-            for i in range(len(ys)):
-                if i in got:
-                    continue
-                d = lrn.decide(Xs[i], rng)
-                if d.queried:
-                    lrn.learn(Xs[i], int(ys[i]))
-                    got.add(i)
-                    if len(got) == labels:
-                        break
-                else:
-                    lrn.observe(Xs[i])
-        out[arm] = float((lrn.predict(Xt).astype(int) == yt).mean())
-    lrn = make()
-    for i in np.random.default_rng(seed + 200).choice(len(ys), labels, replace=False):
-        lrn.learn(Xs[i], int(ys[i]))
-    out["random"] = float((lrn.predict(Xt).astype(int) == yt).mean())
-    return out
-
-
 def test_streaming_kmc_beats_random_labels_and_entropy_only_on_digits():
     trials = [digits_trial(seed) for seed in range(3)]
     mean = {arm: np.mean([t[arm] for t in trials]) for arm in trials[0]}
@@ -281,7 +237,3 @@ def test_streaming_kmc_beats_random_labels_and_entropy_only_on_digits():
     assert mean["kmc"] > mean["random"]
     assert mean["kmc"] > mean["entropy"]
 
-
-if __name__ == "__main__":
-    for s in range(3):
-        print(s, digits_trial(s))

@@ -129,6 +129,9 @@ def test_all_zero_item_changes_nothing(name, params):
     states_equal(before, lrn.get_state()["arrays"])
 
 
+#: PA's step l/||x||^2 is unbounded as ||x|| -> 0 (paa.md Eq. 1): an item of norm 1e-38 sets a
+#: weight near 1e38, whose margins no finite delta outweighs; such items are EXTREME's business.
+MODERATE = st.floats(-10, 10).filter(lambda v: v == 0.0 or abs(v) >= 1e-3)
 EXTREME = st.sampled_from([0.0, 0.0, 1e6, -1e6, 1e-12, -1e-12, 1.0, -0.5])
 ROWS = st.lists(st.lists(EXTREME, min_size=D, max_size=D), min_size=1, max_size=12)
 
@@ -148,7 +151,7 @@ def test_extreme_values_keep_everything_finite(name, params, rows, delta_exp, se
 
 @pytest.mark.parametrize("name,params", CONFIGS, ids=IDS)
 @settings(max_examples=10, deadline=None)
-@given(rows=st.lists(st.lists(st.floats(-10, 10), min_size=D, max_size=D), min_size=1, max_size=15),
+@given(rows=st.lists(st.lists(MODERATE, min_size=D, max_size=D), min_size=1, max_size=15),
        seed=st.integers(0, 2**16))
 def test_huge_delta_queries_everything(name, params, rows, seed):
     X = np.array(rows, dtype=float)

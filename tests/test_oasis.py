@@ -7,9 +7,9 @@ random positions (the caller reveals them with ``learn``). Mistakes count on eve
 As in the paper, the streams are standardised to mean 0, SD 0.5 with the statistics of the
 whole trial and the learners run with ``standardize=False`` (the paper's setting; the
 online scaler is the product's deviation and is exercised by the other tests). They use
-``m = 300`` particles (not the paper's 1000) to keep the suite fast; run
-``python -m tests.test_oasis --m 1000 [--online]`` to print the table with 1000 particles
-(``--online``: raw streams and the learners' online scaler instead).
+the paper's ``m = 1000`` particles. The trials live in :mod:`learners.evaluation.evidence`
+(shared with ``benchmarks/reproduce.py``); ``python -m learners.evaluation.evidence --online``
+prints the table with the learners' online scaler instead.
 """
 
 from __future__ import annotations
@@ -23,9 +23,7 @@ from scipy.stats import cauchy
 
 import learners
 from learners import oasis as oa
-
-#: The paper's particle count; the whole evidence table takes about 20 s with it.
-EVIDENCE_M = 1000
+from learners.evaluation.evidence import CUBES, EVIDENCE_M, cube_evidence, digits_evidence
 
 
 class FixedRng:
@@ -268,77 +266,6 @@ def test_bad_parameters_name_the_parameter(name, params, message):
 
 
 # ---------------------------------------------------------------------------- evidence
-def cube_stream(kind: str, d: int, T: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """sliced-cube-d / diced-cube-d (spec section 6.3), standardised to SD 0.5 over the trial.
-
-    Uniform on [-0.5, 0.5]^d minus the slab |x_j| < eps/2 of width eps = (T/10)^(-1/d) in
-    dimension 1 (sliced) or every dimension (diced); y = [x_1 > 0]. Items 1 and 2 are one
-    example of each class, in random order.
-    """
-    rng = np.random.default_rng(seed)
-    eps = (T / 10) ** (-1.0 / d)
-    X = rng.uniform(-0.5, 0.5, size=(T, d))
-    for j in [0] if kind == "sliced" else range(d):
-        X[:, j] = rng.choice([-1.0, 1.0], size=T) * rng.uniform(eps / 2, 0.5, size=T)
-    X = 0.5 * (X - X.mean(axis=0)) / X.std(axis=0)
-    return _two_first(X, (X[:, 0] > 0).astype(int), rng)
-
-
-def _two_first(X, y, rng):
-    first = [int(np.argmax(y == 1)), int(np.argmax(y == 0))]
-    rng.shuffle(first)
-    order = np.r_[first, np.setdiff1d(np.arange(len(y)), first)]
-    return X[order], y[order]
-
-
-def digit_pair_stream(seed: int, a: int = 3, b: int = 5) -> tuple[np.ndarray, np.ndarray]:
-    """Digits a vs b from scikit-learn, shuffled, after a 10-dim PCA fitted on the first 200 items."""
-    from sklearn.datasets import load_digits
-    from sklearn.decomposition import PCA
-
-    Xa, ya = load_digits(return_X_y=True)
-    keep = (ya == a) | (ya == b)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(int(keep.sum()))
-    X, y = _two_first(Xa[keep][order], (ya[keep][order] == b).astype(int), rng)
-    Z = PCA(10, random_state=0).fit(X[:200]).transform(X)
-    return 0.5 * (Z - Z.mean(axis=0)) / Z.std(axis=0), y  # trial statistics, as the paper
-
-
-def run_stream(name, X, y, revealed, rng, **params) -> tuple[int, int]:
-    """(cumulative mistakes, active queries) of one learner; labels of ``revealed`` positions
-    are given whatever the learner decides, the others only when it queries."""
-    lrn = learners.make(name, n_features=X.shape[1], classes=[0, 1], **params)
-    mistakes = queries = 0
-    for t in range(len(y)):
-        dec = lrn.decide(X[t], rng)
-        mistakes += int(dec.prediction != y[t])
-        if t in revealed or dec.queried:
-            queries += int(t not in revealed)
-            lrn.learn(X[t], y[t])
-        else:
-            lrn.observe(X[t])
-    return mistakes, queries
-
-
-def paper_trial(X, y, seed: int, m: int, s0: float, online: bool) -> tuple[int, int, int, int]:
-    """(OASIS, OSIS, OS mistakes, a): spec section 6.2 with the same x sequence for all.
-
-    online: False for the paper's setting (the stream is already standardised over the
-    trial, the learners do not scale); True for the learners' own online scaler.
-    """
-    rng = np.random.default_rng(seed + 10_000)
-    common = {"m": m, "seed": seed, "standardize": online}
-    oasis_mistakes, a = run_stream("oasis", X, y, {0, 1}, rng, s0=s0, **common)
-    revealed = {0, 1} | set(rng.choice(np.arange(2, len(y)), size=a, replace=False).tolist())
-    osis_mistakes, _ = run_stream("osis", X, y, revealed, rng, **common)
-    os_mistakes, _ = run_stream("os", X, y, revealed, rng, **common)
-    return oasis_mistakes, osis_mistakes, os_mistakes, a
-
-
-CUBES = [("sliced", 2), ("sliced", 8), ("diced", 2), ("diced", 8)]
-
-
 def assert_ordering(res: np.ndarray) -> None:
     """OASIS < OSIS < OS on mean cumulative mistakes over the seeds (issue 4's claim).
 
@@ -348,15 +275,6 @@ def assert_ordering(res: np.ndarray) -> None:
     """
     oasis_mean, osis_mean, os_mean = res[:, :3].mean(axis=0)
     assert oasis_mean < osis_mean < os_mean, res.tolist()
-
-
-def cube_evidence(kind: str, d: int, m: int, online: bool = False, seeds=range(5)) -> np.ndarray:
-    return np.array([paper_trial(*cube_stream(kind, d, 1000, s), s, m, 0.01, online) for s in seeds])
-
-
-def digits_evidence(m: int, online: bool = False, seeds=range(5)) -> np.ndarray:
-    # s0 = 0.1 as the paper's MNIST run (10 PCA features too).
-    return np.array([paper_trial(*digit_pair_stream(s), s, m, 0.1, online) for s in seeds])
 
 
 @pytest.mark.slow
@@ -389,18 +307,3 @@ def test_one_vs_rest_on_ten_digits_is_well_above_chance():
     accuracy = float(np.mean(lrn.predict(X[test]) == y[test]))
     assert lrn.n_labels < 400 and accuracy > 0.25  # chance is 0.1
 
-
-if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(description="Print the evidence table (mean over 5 seeds).")
-    parser.add_argument("--m", type=int, default=EVIDENCE_M)
-    parser.add_argument("--online", action="store_true", help="use the learners' online scaler")
-    args = parser.parse_args()
-    rows = [(f"{k}-cube-{d}", cube_evidence(k, d, args.m, args.online)) for k, d in CUBES]
-    rows.append(("digits 3 vs 5", digits_evidence(args.m, args.online)))
-    print(f"m = {args.m}, online scaler: {args.online}; mean cumulative mistakes over 5 seeds "
-          "(OASIS / OSIS / OS), queries a")
-    for label, res in rows:
-        mean = res[:, :3].mean(axis=0)
-        print(f"{label:15s} {mean[0]:7.1f} {mean[1]:7.1f} {mean[2]:7.1f}   a = {res[:, 3].tolist()}")

@@ -1,4 +1,6 @@
-"""What an annotator does: lease the oldest waiting item, then label it (DESIGN.md section 5).
+"""What an annotator does: lease the oldest waiting item, then label it.
+
+The locks are described in docs/architecture.md ("Celery tasks, the sweep and the locks").
 
 * A lease lasts ``project.lease_seconds``; an expired lease puts the item back in the queue.
   An annotator holds one lease per project (asking again returns the same item).

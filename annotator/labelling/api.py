@@ -33,11 +33,12 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
+from learners.uploads import gold_of
+from learners.uploads.tabular import row_record
+
 from . import enqueue
 from .access import project_for
 from .ingest import IngestError, Record, import_records
-from .ingest.records import gold_of
-from .ingest.tabular import row_record
 from .metrics import project_metrics
 from .models import Item, Project
 

@@ -21,7 +21,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 import learners
-from learners.features import KINDS, default_config
+from learners.features import DEFAULT, KINDS, default_config
 
 from . import enqueue
 from .access import project_for
@@ -190,12 +190,14 @@ def new_project(request: HttpRequest) -> HttpResponse:
             with transaction.atomic():
                 project = create_project(name=name, task=task, item_kind=kind, classes=classes,
                                          algorithm=DEFAULT_ALGORITHM[task],
-                                         featurizer_config={"kind": kind, **_parse_options(form)})
+                                         featurizer_config={"kind": kind, "name": DEFAULT[kind],
+                                                            **_parse_options(form)})
                 Membership.objects.create(project=project, user=request.user, role=Membership.Role.ADMIN)
             return redirect("console", pk=project.pk)
         except (ValueError, KeyError) as exc:
             error = str(exc).strip("'\"")
-    defaults = {k: {o: v for o, v in default_config(k).items() if o not in ("kind", "version")}
+    defaults = {k: {o: v for o, v in default_config(k).items()
+                    if o not in ("kind", "name", "version")}
                 for k in KINDS}
     return render(request, "labelling/new_project.html",
                   {"error": error, "form": form, "tasks": list(DEFAULT_ALGORITHM), "kinds": KINDS,

@@ -20,10 +20,10 @@ from django.db.models import Max
 from django.utils import timezone
 
 from learners.evaluation.charts import line_chart
-from learners.evaluation.metrics import importance_weighted_accuracy
 
-from .metrics import _decisions, project_metrics
-from .models import Item, Label, LearnerState, Project, WorkerHeartbeat
+from .decisions import covered_accuracy, decision_log
+from .metrics import project_metrics
+from .models import Label, LearnerState, Project, WorkerHeartbeat
 from .queue import waiting_count
 
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
@@ -62,11 +62,11 @@ def _checkpoints(n: int) -> list[int]:
 
 def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
     """The curve points from the decision log (x = items seen or labels spent)."""
-    log = _decisions(project)
+    log = decision_log(project)
     n = len(log)
-    correct_gold = np.array([r[5] is not None and r[5] == r[2] for r in log], dtype=float)
-    has_gold = np.array([r[5] is not None for r in log], dtype=float)
-    queried = np.array([bool(r[4]) for r in log], dtype=float)
+    correct_gold = np.array([d.gold is not None and d.gold == d.prediction for d in log], dtype=float)
+    has_gold = np.array([d.gold is not None for d in log], dtype=float)
+    queried = np.array([d.queried for d in log], dtype=float)
     out: dict[str, list[tuple[float, float]]] = {k: [] for k in (
         "gold", "iw", "iw_low", "iw_high", "gold_by_labels", "iw_by_labels", "query_ratio")}
     cum_gold, cum_has, cum_q = np.cumsum(correct_gold), np.cumsum(has_gold), np.cumsum(queried)
@@ -76,13 +76,10 @@ def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
             out["gold"].append((t, acc))
             out["gold_by_labels"].append((cum_q[t - 1], acc))
         out["query_ratio"].append((t, cum_q[t - 1] / t))
-        prefix = log[:t]
-        if any(r[4] and r[6] is None and r[1] in Item.AWAITING_LABEL for r in prefix):
-            continue  # the estimate needs every queried label of its prefix
-        covered = [r for r in prefix if r[4] and r[6] is not None]
-        est = importance_weighted_accuracy(np.array([r[6] == r[2] for r in covered], dtype=bool),
-                                           np.array([r[3] for r in covered], dtype=float),
-                                           len([r for r in prefix if not (r[4] and r[6] is None)]))
+        covered = covered_accuracy(log[:t])
+        if covered.stop < t:
+            continue  # the estimate cannot cover this checkpoint yet
+        est = covered.estimate
         if est.value is not None:
             out["iw_by_labels"].append((cum_q[t - 1], est.value))
             out["iw"].append((t, est.value))

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from django.db.models import F
 
 import learners
 from learners.evaluation.engine import Setting, Task, run_once, summarise
 
+from . import jobs
 from .models import Item, Label, PlannerRun, Project
 from .vectors import decode
 
@@ -58,28 +58,37 @@ def candidate_params(project: Project, algorithm: str, delta: float) -> dict[str
     return learners.validate_params(algorithm, {**base, "delta": delta})
 
 
-def run(run_id: int) -> PlannerRun:
-    """Replay every candidate of a :class:`PlannerRun` (the Celery task's body)."""
-    job = PlannerRun.objects.select_related("project").get(pk=run_id)
+def run(run_id: int) -> PlannerRun | None:
+    """Replay every candidate of a :class:`PlannerRun` (the Celery task's body); None when the
+    run is not waiting (a second delivery). A run whose worker died is restarted by the sweep
+    (:mod:`.jobs`); only the attempt that still holds it writes the results."""
+    job = jobs.claim(PlannerRun, run_id)
+    if job is None:
+        return None
     project = job.project
     try:
         X, task, source = planner_data(project)
         settings = [Setting(c["algorithm"], candidate_params(project, c["algorithm"], c["delta"]))
                     for c in job.candidates]
     except ValueError as exc:
-        PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.FAILED, error=str(exc))
+        with jobs.finishing(job) as held:
+            if held:
+                PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.FAILED, error=str(exc))
         job.refresh_from_db()
         return job
-    PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.RUNNING, source=source,
-                                                total=len(settings) * job.runs, done=0)
+    jobs.beat(job, source=source, total=len(settings) * job.runs, done=0)
     results = []
+    done = 0
     for cand, setting in zip(job.candidates, settings, strict=True):
         per_run = []
         for r in range(job.runs):
             per_run.append(run_once(setting, X, task, seed=0, run=r))
-            PlannerRun.objects.filter(pk=job.pk).update(done=F("done") + 1)
+            done += 1
+            jobs.beat(job, done=done)
         mean, std = summarise(per_run)
         results.append({**cand, "items": X.shape[0], "mean": mean, "std": std})
-    PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.DONE, results=results)
+    with jobs.finishing(job) as held:
+        if held:
+            PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.DONE, results=results)
     job.refresh_from_db()
     return job

@@ -14,8 +14,8 @@ from typing import Any
 from celery import shared_task
 from django.db.models import Q
 
-from . import ingest, pipeline, planner
-from .models import Item, Label, Project, WorkerHeartbeat
+from . import ingest, jobs, pipeline, planner
+from .models import ImportJob, Item, Label, PlannerRun, Project, WorkerHeartbeat
 
 
 @shared_task(name="annotator.labelling.tasks.apply_labels")
@@ -52,10 +52,17 @@ def sweep() -> None:
     """Periodic safety net: run the pipeline for every project that has work waiting.
 
     Catches labels whose ``apply_labels`` message was never sent (broker down at the time)
-    or lost with a killed worker, and queues that ran dry while nobody asked.
+    or lost with a killed worker, queues that ran dry while nobody asked, and imports and
+    planner runs whose worker died or whose message was lost (:func:`.jobs.restart_stale`).
     """
     for project_id in projects_needing_work():
         pipeline.update_project(project_id)
+    from . import enqueue  # enqueue imports this module: the one sender of tasks
+
+    for job_id in jobs.restart_stale(ImportJob):
+        enqueue.import_upload(job_id)
+    for run_id in jobs.restart_stale(PlannerRun):
+        enqueue.run_planner(run_id)
 
 
 @shared_task(name="annotator.labelling.tasks.heartbeat", bind=True)

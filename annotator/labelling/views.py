@@ -15,10 +15,11 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
+from learners.uploads import FORMATS, accepts
+
 from . import export
 from .access import is_project_admin, project_for, visible_projects
 from .enqueue import import_upload
-from .ingest import PARSERS
 from .models import ImportJob, Item
 from .queue import waiting_count
 from .web import image_type
@@ -52,23 +53,22 @@ def upload(request: HttpRequest, pk: int) -> HttpResponse:
     error = ""
     if request.method == "POST":
         f = request.FILES.get("file")
-        suffix = Path(f.name).suffix.lower() if f is not None else ""
         if f is None:
             error = "choose a file"
         elif f.size > settings.MAX_UPLOAD_BYTES:
             error = f"{f.name}: the file is larger than {settings.MAX_UPLOAD_BYTES} bytes"
         elif f.size == 0:
             error = f"{f.name}: the file is empty"
-        elif suffix not in PARSERS:
-            error = (f"{f.name}: unsupported file type {suffix or '(none)'!r}; "
-                     f"use one of {', '.join(sorted(PARSERS))}")
+        elif not accepts(f.name):
+            error = (f"{f.name}: unsupported file type {Path(f.name).suffix.lower() or '(none)'!r}; "
+                     f"use one of {', '.join(FORMATS)}")
         else:
             with transaction.atomic():
                 job = ImportJob.objects.create(project=project, created_by=request.user,
                                                filename=Path(f.name).name, data=f.read())
                 import_upload(job.pk)
             return redirect("import-job", pk=project.pk, job_pk=job.pk)
-    context = {"project": project, "error": error, "formats": sorted(PARSERS),
+    context = {"project": project, "error": error, "formats": FORMATS,
                "jobs": project.imports.defer("data")[:10]}
     return render(request, "labelling/upload.html", context, status=400 if error else 200)
 

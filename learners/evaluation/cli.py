@@ -3,6 +3,7 @@
 ::
 
     python -m learners.replay --data FILE [--format libsvm|csv|mat|auto] --algo NAME [--algo NAME ...]
+        [--kind text|url|image [--featurizer NAME] [--feature KEY=VALUE ...]]
         [--param KEY=VALUE ...] [--grid KEY=V1,V2,... | KEY=2^-5..2^5]
         [--delta D | --delta-sweep 2^-10..2^10 | --target-query-ratio R] [--budget R]
         [--scale none|maxabs|minmax|standard|l2|standard+l2] [--bias]
@@ -14,10 +15,14 @@ permutation and decision uniforms of ``(seed, r)`` (the same for every algorithm
 mean and std over runs are reported. ``--data`` may be repeated to merge files into one
 stream (e.g. a train and a test part). Ranges ``2^a..2^b`` step 1 in the exponent unless
 ``:s`` is appended (``2^-8..2^2:0.5``). Ratios are fractions (``0.1``) or percents (``10%``).
-``--param`` and ``--grid`` keys apply to the algorithms that declare them. The primary metric
-(F1 for binary tasks, accuracy for multiclass; ``--metric`` to choose another, e.g. ``sum`` or
-``cost`` for cost-sensitive runs) marks the best setting. Errors end with one line on stderr
-and exit code 2.
+With ``--kind``, FILE is one of the app's upload files (CSV/JSONL of text or URLs with a
+``label`` column, ZIP of images with ``labels.csv`` or class folders, each optionally ``.gz``)
+featurized as a new project of that kind would be (:mod:`.raw`); ``--featurizer`` and
+``--feature`` choose and configure another featurizer, ``--list-featurizers KIND`` lists the
+names (a new project's default first). ``--param`` and ``--grid`` keys apply to the algorithms
+that declare them. The primary metric (F1 for binary tasks, accuracy for multiclass; ``--metric``
+to choose another, e.g. ``sum`` or ``cost`` for cost-sensitive runs) marks the best setting.
+Errors end with one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any, NoReturn
 import numpy as np
 import scipy.sparse as sp
 
+from ..features import DEFAULT, featurizer_names
 from ..registry import REGISTRY
 from .charts import line_chart
 from .datasets import FORMATS, SCALES, load, preprocess
@@ -50,6 +56,7 @@ from .engine import (
     summarise,
 )
 from .metrics import HIGHER_IS_BETTER
+from .raw import RAW_KINDS, featurizer_config, load_raw
 
 SCHEMA = "learners.replay/1"
 
@@ -103,13 +110,21 @@ def _key_value(text: str, what: str) -> tuple[str, str]:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m learners.replay", description=__doc__.split("::")[0].strip(),
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", action="append", required=True, metavar="FILE",
+    p.add_argument("--data", action="append", default=[], metavar="FILE",
                    help="labelled data file (repeat to merge files into one stream)")
     p.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+    p.add_argument("--kind", default=None, choices=RAW_KINDS,
+                   help="FILE is an upload of the app holding items of this kind (raw stream)")
+    p.add_argument("--featurizer", default=None, metavar="NAME",
+                   help="featurizer of the --kind (default: a new project's)")
+    p.add_argument("--feature", action="append", default=[], metavar="KEY=VALUE",
+                   help="featurizer option (repeatable)")
+    p.add_argument("--list-featurizers", default=None, choices=RAW_KINDS, metavar="KIND",
+                   help="print the featurizer names of KIND, one per line (the default first), and exit")
     p.add_argument("--label-column", default=None,
                    help="CSV label column (name or 0-based index; default last)")
     p.add_argument("--n-features", type=int, default=None, help="force the number of features (LIBSVM)")
-    p.add_argument("--algo", action="append", required=True, metavar="NAME",
+    p.add_argument("--algo", action="append", default=[], metavar="NAME",
                    help=f"registered learner (repeatable): {', '.join(sorted(REGISTRY))}")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2|KEY=2^a..2^b")
@@ -177,6 +192,15 @@ class Evaluator:
 
 # ---------------------------------------------------------------------------- main flow
 def _check_args(args: argparse.Namespace) -> None:
+    if not args.data:
+        raise CliError("the following arguments are required: --data")
+    if not args.algo:
+        raise CliError("the following arguments are required: --algo")
+    if args.kind is None and (args.featurizer is not None or args.feature):
+        raise CliError("--featurizer and --feature need --kind (the data are raw items)")
+    if args.kind is not None and (args.format != "auto" or args.label_column is not None
+                                  or args.n_features is not None):
+        raise CliError("--format, --label-column and --n-features do not apply to --kind uploads")
     for name in args.algo:
         if name not in REGISTRY:
             raise CliError(f"unknown algorithm {name!r}; valid: {', '.join(sorted(REGISTRY))}")
@@ -239,7 +263,13 @@ def run_experiment(args: argparse.Namespace) -> dict[str, Any]:
     common, grid = _collect(args)
     target = parse_ratio(args.target_query_ratio) if args.target_query_ratio is not None else None
     budget = parse_ratio(args.budget) if args.budget is not None else None
-    ds = load(args.data, args.format, n_features=args.n_features, label_column=args.label_column)
+    features = None
+    if args.kind is not None:
+        options = dict(_key_value(text, "--feature") for text in args.feature)
+        features = featurizer_config(args.kind, args.featurizer, options)
+        ds = load_raw(args.data, args.kind, features)
+    else:
+        ds = load(args.data, args.format, n_features=args.n_features, label_column=args.label_column)
     binary_only = [a for a in args.algo if REGISTRY[a].cls.binary]
     task = make_task(ds.y, args.positive, binary=True if binary_only else None)
     if not task.binary and binary_only:
@@ -267,11 +297,14 @@ def run_experiment(args: argparse.Namespace) -> dict[str, Any]:
             progress.close()
     mark_best(results, metric)
     counts = {str(c): int(np.sum(task.codes == k)) for k, c in enumerate(task.classes)}
+    data = {"source": ds.source, "n_items": int(ds.X.shape[0]), "n_features": int(ds.X.shape[1]),
+            "classes": list(task.classes), "class_counts": counts, "binary": task.binary,
+            "positive": task.positive}
+    if args.kind is not None:  # a raw stream: how its items were featurized
+        data.update(kind=args.kind, featurizer=features)
     return {
         "schema": SCHEMA,
-        "data": {"source": ds.source, "n_items": int(ds.X.shape[0]), "n_features": int(ds.X.shape[1]),
-                 "classes": list(task.classes), "class_counts": counts, "binary": task.binary,
-                 "positive": task.positive},
+        "data": data,
         "protocol": {"runs": args.runs, "seed": args.seed, "primary_metric": metric,
                      "target_query_ratio": target, "budget": budget, "fast_path": not args.per_item},
         "results": [dict(r.as_json(), best_of_algo=r.extra.get("best_of_algo", False)) for r in results],
@@ -279,6 +312,12 @@ def run_experiment(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ outputs
+def featurizer_names_listed(kind: str) -> list[str]:
+    """The featurizer names of ``kind``, a new project's default first."""
+    names = featurizer_names(kind)
+    return [DEFAULT[kind], *(n for n in names if n != DEFAULT[kind])]
+
+
 def _label(r: dict[str, Any]) -> str:
     active = r["params"].get("query") == "active"
     shown = {k: v for k, v in r["params"].items() if k not in ("query", "p") or not active}
@@ -337,6 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code (0 ok, 2 user error)."""
     try:
         args = build_parser().parse_args(argv)
+        if args.list_featurizers is not None:
+            print("\n".join(featurizer_names_listed(args.list_featurizers)))
+            return 0
         doc = run_experiment(args)
         if args.json:
             with open(args.json, "w") as fh:

@@ -108,10 +108,10 @@ def load(paths: str | Path | Sequence[str | Path], fmt: str = "auto", *, n_featu
     X.sort_indices()
     if not np.all(np.isfinite(X.data)):
         raise ValueError(f"non-finite feature values in {', '.join(map(str, paths))}")
-    return Dataset(X, _labels(y), " + ".join(str(p) for p in paths))
+    return Dataset(X, class_values(y), " + ".join(str(p) for p in paths))
 
 
-def _labels(y: np.ndarray) -> np.ndarray:
+def class_values(y: np.ndarray) -> np.ndarray:
     """Class values as ints when all labels are integral numbers, else as strings."""
     if y.dtype.kind in "fiu":
         yf = y.astype(np.float64)
@@ -119,7 +119,7 @@ def _labels(y: np.ndarray) -> np.ndarray:
             return yf.astype(np.int64)
         return np.array([repr(float(v)) for v in yf], dtype=object)
     try:
-        return _labels(np.array([float(v) for v in y]))
+        return class_values(np.array([float(v) for v in y]))
     except ValueError:
         return np.array([str(v) for v in y], dtype=object)
 

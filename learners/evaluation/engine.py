@@ -31,7 +31,6 @@ import scipy.sparse as sp
 
 from ..base import Learner
 from ..budget import BudgetController, knob_name
-from ..fast.replay import compiled_replay, has_compiled_loop
 from ..registry import get_spec, make, validate_params
 from .metrics import stream_metrics
 
@@ -124,11 +123,6 @@ def replay_per_item(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.r
     return Trace(pred, qp, queried, time.perf_counter() - t0, None if budget is None else budget.value)
 
 
-def _learner_learns_plainly(learner: Learner) -> bool:
-    """True when ``learn`` is the base implementation (so ``_update`` can be called directly)."""
-    return type(learner).learn is Learner.learn
-
-
 def replay_fast(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.random.Generator,
                 max_block: int = 4096) -> Trace:
     """Block evaluation for ``static_between_labels`` learners; same trajectory as :func:`replay_per_item`.
@@ -145,9 +139,7 @@ def replay_fast(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.rando
     pred = np.empty(n, dtype=np.int64)
     qp = np.empty(n)
     queried = np.zeros(n, dtype=bool)
-    plain = _learner_learns_plainly(learner)
     data, indices, indptr = X.data, X.indices, X.indptr
-    classes = learner.classes
     block_of = _BlockMaker(X)
     i, block = 0, 8
     while i < n:
@@ -167,35 +159,31 @@ def replay_fast(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.rando
         qp[i:k + 1] = bd.query_probs[:h + 1]
         queried[k] = True
         learner.skip(h + 1)  # h unqueried rounds and the queried one: decide() counts each
-        if plain:  # Learner.learn without the per-call conversions (same arithmetic)
-            a, b = indptr[k], indptr[k + 1]
-            learner._update(indices[a:b], data[a:b], int(y[k]))
-            learner.n_labels += 1
-        else:
-            learner.learn(_row(X, k), classes[y[k]])
+        a, b = indptr[k], indptr[k + 1]
+        learner.learn_row(indices[a:b], data[a:b], int(y[k]))  # learn() without its conversions
         i = k + 1
         block = max(8, min(2 * (h + 1), max_block))
     return Trace(pred, qp, queried, time.perf_counter() - t0)
 
 
 def replay_compiled(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.random.Generator) -> Trace:
-    """The compiled loop of :mod:`learners.fast.replay` (same uniforms as :func:`replay_fast`).
+    """The learner's compiled loop (:meth:`Learner.compiled_loop`, same uniforms as :func:`replay_fast`).
 
-    Raises ValueError for a learner without one (see ``has_compiled_loop``).
+    Raises ValueError for a learner without one.
     """
-    if not has_compiled_loop(learner):
+    loop = learner.compiled_loop()
+    if loop is None:
         raise ValueError(f"{learner.name!r} has no compiled loop; use replay_fast")
     t0 = time.perf_counter()
-    u = rng.random(X.shape[0])
-    pred, qp, queried = compiled_replay(learner, X, y, u)
-    return Trace(pred, qp, queried, time.perf_counter() - t0)
+    out = loop(X, y, rng.random(X.shape[0]))
+    return Trace(out.codes, out.query_probs, out.queried, time.perf_counter() - t0)
 
 
 def replay(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.random.Generator,
            budget: BudgetController | None = None, fast: bool = True) -> Trace:
     """Replay with the fastest exact path: compiled loop, else block evaluation (static learner,
     no budget), else per item. ``fast=False`` forces the per-item loop."""
-    if fast and budget is None and has_compiled_loop(learner):
+    if fast and budget is None and learner.compiled_loop() is not None:
         return replay_compiled(learner, X, y, rng)
     if fast and budget is None and type(learner).static_between_labels:
         return replay_fast(learner, X, y, rng)

@@ -1,4 +1,5 @@
-"""Online metrics over a stream of decisions (paa.md section 6, DESIGN.md section 4).
+"""Online metrics over a stream of decisions (docs/algorithms/common.md, "Protocol";
+docs/architecture.md, "Metrics").
 
 All functions take whole-stream arrays: ``y_true`` and ``y_pred`` hold one entry per round
 (every round counts, queried or not), ``queried`` is boolean, ``query_prob`` in (0, 1].

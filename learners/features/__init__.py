@@ -1,6 +1,6 @@
 """Featurizers: raw items -> sparse float64 rows, shared by the app, replay and exported models.
 
-One module per kind (DESIGN.md section 2, ``features/``):
+One module per kind (docs/architecture.md, ``learners/``):
 
 * ``image`` (:mod:`.image`): bytes of an image file -> grayscale pixels in [0, 1].
 * ``text`` (:mod:`.text`): str (or UTF-8 bytes) -> hashed word unigrams + bigrams,
@@ -14,9 +14,12 @@ Usage::
     X = f.transform(["free entry now", "see you at 5"])   # csr (2, f.n_features)
     make_featurizer(f.config())                           # identical featurizer
 
-A config is a JSON-able dict ``{"kind": ..., "version": ..., <options>}``; missing options
-take their defaults. Kind modules are imported on first use, so ``import learners`` does not
-pay for Pillow or scikit-learn.
+A config is a JSON-able dict ``{"kind": ..., "name": ..., "version": ..., <options>}``;
+missing options take their defaults. ``name`` picks one of the kind's featurizers
+(:func:`featurizer_names`); a config without it (stored before names existed) means the
+kind's original featurizer, so its features never change. :data:`DEFAULT` names a new
+project's featurizer of each kind. Featurizer modules are imported on first use, so
+``import learners`` does not pay for Pillow or scikit-learn.
 """
 
 from __future__ import annotations
@@ -28,9 +31,19 @@ import scipy.sparse as sp
 
 from .base import BaseFeaturizer, FeatureError
 
-#: kind -> module (relative to this package) defining ``FEATURIZER``, the class for that kind.
-_MODULES = {"image": ".image", "text": ".text", "url": ".url", "vectors": ".vectors"}
-KINDS = tuple(_MODULES)
+#: featurizer name -> (kind, module relative to this package defining ``FEATURIZER``), each
+#: kind's names in the order they are listed to users.
+_FEATURIZERS = {
+    "pixels": ("image", ".image"),
+    "hashed-ngrams": ("text", ".text"),
+    "url-lexical": ("url", ".url"),
+    "vectors": ("vectors", ".vectors"),
+}
+KINDS = ("image", "text", "url", "vectors")
+#: what a config without ``name`` means: the one featurizer each kind had before names existed.
+ORIGINAL = {"image": "pixels", "text": "hashed-ngrams", "url": "url-lexical", "vectors": "vectors"}
+#: a new project's featurizer of each kind.
+DEFAULT = dict(ORIGINAL)
 
 
 @runtime_checkable
@@ -47,16 +60,29 @@ class Featurizer(Protocol):
     def transform(self, raws: Any) -> sp.csr_matrix: ...
 
 
-def featurizer_class(kind: Any) -> type[BaseFeaturizer]:
-    """The featurizer class for ``kind``; ValueError listing the valid kinds otherwise."""
-    if kind not in _MODULES:
+def featurizer_names(kind: Any) -> list[str]:
+    """Names of the featurizers of ``kind`` (ValueError listing the valid kinds otherwise)."""
+    if kind not in KINDS:
         raise ValueError(f"unknown featurizer kind {kind!r}; valid: {', '.join(KINDS)}")
-    return importlib.import_module(_MODULES[kind], __name__).FEATURIZER
+    return [name for name, (k, _) in _FEATURIZERS.items() if k == kind]
 
 
-def default_config(kind: str) -> dict[str, Any]:
-    """The default config of ``kind`` (every option present, with its default)."""
-    return featurizer_class(kind).default_config()
+def featurizer_class(kind: Any, name: Any = None) -> type[BaseFeaturizer]:
+    """The class of featurizer ``name`` of ``kind`` (None: the kind's :data:`ORIGINAL`).
+
+    ValueError listing the valid kinds, or the kind's valid names, otherwise.
+    """
+    names = featurizer_names(kind)
+    name = ORIGINAL[kind] if name is None else name
+    if name not in names:
+        raise ValueError(f"unknown {kind} featurizer {name!r}; valid: {', '.join(names)}")
+    return importlib.import_module(_FEATURIZERS[name][1], __name__).FEATURIZER
+
+
+def default_config(kind: str, name: str | None = None) -> dict[str, Any]:
+    """The config of featurizer ``name`` of ``kind`` (None: :data:`DEFAULT`), every option
+    present with its default."""
+    return featurizer_class(kind, DEFAULT.get(kind) if name is None else name).default_config()
 
 
 def make_featurizer(config: dict[str, Any]) -> Featurizer:
@@ -70,7 +96,7 @@ def make_featurizer(config: dict[str, Any]) -> Featurizer:
     if "kind" not in config:
         raise ValueError(f"featurizer config has no 'kind' (valid kinds: {', '.join(KINDS)})")
     options = dict(config)
-    cls = featurizer_class(options.pop("kind"))
+    cls = featurizer_class(options.pop("kind"), options.pop("name", None))
     version = options.pop("version", cls.version)
     if version != cls.version:
         raise ValueError(f"{cls.kind} featurizer config has version {version!r}, but this code "
@@ -78,5 +104,5 @@ def make_featurizer(config: dict[str, Any]) -> Featurizer:
     return cls(**options)
 
 
-__all__ = ["KINDS", "FeatureError", "Featurizer", "default_config", "featurizer_class",
-           "make_featurizer"]
+__all__ = ["DEFAULT", "KINDS", "ORIGINAL", "FeatureError", "Featurizer", "default_config",
+           "featurizer_class", "featurizer_names", "make_featurizer"]

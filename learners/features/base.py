@@ -59,13 +59,15 @@ def empty_rows(n: int, n_features: int) -> sp.csr_matrix:
 class BaseFeaturizer:
     """Base class of every featurizer (implements the ``Featurizer`` protocol).
 
-    Subclasses set ``kind``, ``version`` and ``options`` (the :class:`Param` list of their
+    Subclasses set ``kind``, ``name``, ``version`` and ``options`` (the :class:`Param` list of their
     config), compute ``n_features`` in ``__init__`` after calling ``super().__init__``,
     and implement :meth:`_parse` (validate one raw item, raising FeatureError) and
     :meth:`_rows` (turn a list of parsed items into CSR rows).
     """
 
     kind: ClassVar[str] = ""
+    #: the featurizer's name among its kind's (``learners.features.featurizer_names``)
+    name: ClassVar[str] = ""
     #: bumped whenever the same config would produce different numbers; a config written by
     #: another version is refused rather than silently featurized differently.
     version: ClassVar[int] = 1
@@ -80,11 +82,12 @@ class BaseFeaturizer:
 
     @classmethod
     def default_config(cls) -> dict[str, Any]:
-        return {"kind": cls.kind, "version": cls.version, **{p.name: p.default for p in cls.options}}
+        return {"kind": cls.kind, "name": cls.name, "version": cls.version,
+                **{p.name: p.default for p in cls.options}}
 
     def config(self) -> dict[str, Any]:
         """JSON-able config; ``make_featurizer(f.config())`` rebuilds an identical featurizer."""
-        return {"kind": self.kind, "version": self.version, **self._options}
+        return {"kind": self.kind, "name": self.name, "version": self.version, **self._options}
 
     def transform_one(self, raw: Any) -> sp.csr_matrix:
         """One raw item as a CSR float64 row of shape ``(1, n_features)``; FeatureError if bad."""

@@ -63,6 +63,7 @@ class ImageFeaturizer(BaseFeaturizer):
     """Grayscale ``width`` x ``height`` thumbnail in [0, 1] (module docstring)."""
 
     kind = "image"
+    name = "pixels"
     version = 1
     options = (
         Param("width", 16, int, "thumbnail width in pixels", low=1, high=1024),

@@ -41,6 +41,7 @@ class TextFeaturizer(BaseFeaturizer):
     """Hashed unigram + bigram features with sublinear counts and unit L2 norm (module docstring)."""
 
     kind = "text"
+    name = "hashed-ngrams"
     version = 1
     options = (
         Param("n_features", 2**18, int, "number of hashed columns (2 MB of weights per class "

@@ -124,6 +124,7 @@ class UrlFeaturizer(BaseFeaturizer):
     """Lexical URL features: counts then hashed tokens, unit L2 norm (module docstring)."""
 
     kind = "url"
+    name = "url-lexical"
     version = 1
     options = (
         Param("n_features", 2**18, int, "number of columns: the counts, then the hashed tokens",

@@ -28,6 +28,7 @@ class VectorsFeaturizer(BaseFeaturizer):
     """Validates index/value pairs and returns them as a CSR row (module docstring)."""
 
     kind = "vectors"
+    name = "vectors"
     version = 1
     options = (
         Param("n_features", 100, int, "dimension of the vectors (set it to your data's; indices "

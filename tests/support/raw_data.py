@@ -1,4 +1,5 @@
-"""Readers of the raw items in ``../shared/datasets`` used by the featurizer and export tests.
+"""Readers of the raw items of the data sets (docs/architecture.md, "Data sets") used by the
+featurizer and export tests.
 
 Each reader goes through :func:`tests.support.resources.shared_dataset` (skip on a laptop without the
 data, fail in CI) and returns the first ``n`` items in file order.

@@ -1,6 +1,7 @@
 """The rules for tests that need outside resources.
 
-* ``../shared/datasets`` (real data): tests marked ``datasets`` use :func:`shared_dataset`,
+* the data-sets folder beside the repository (real data, docs/architecture.md "Data sets"):
+  tests marked ``datasets`` use :func:`shared_dataset`,
   which skips with a clear message when the folder is absent outside CI and fails in CI.
 * PostgreSQL and Redis: tests marked ``services`` must fail, not skip, when
   ``REQUIRE_SERVICES=1`` (set by ``.ci/run``) and the services are unreachable
@@ -23,10 +24,10 @@ def services_required() -> bool:
 
 
 def shared_dataset(relative: str) -> Path:
-    """Path of a file under ``../shared/datasets``; skip (laptop) or fail (CI) when missing."""
+    """Path of a file under :data:`DATASETS`; skip (laptop) or fail (CI) when missing."""
     path = DATASETS / relative
     if not path.exists():
-        message = f"dataset {path} is missing (the ../shared/datasets folder is not beside the repo)"
+        message = f"dataset {path} is missing (the {DATASETS} folder is not beside the repo)"
         if services_required():
             pytest.fail(message)
         pytest.skip(message)

@@ -2,8 +2,8 @@
 
 All-or-nothing: every record is parsed and featurized before the first row is written, and
 the rows are written in one transaction, so a malformed row (the error names it) leaves
-the project unchanged. One parser module per format; :func:`parse_upload` picks it from the
-file name.
+the project unchanged. The formats are parsed by :mod:`learners.uploads` (Django-free, shared
+with the replay CLI), which picks the parser from the file name.
 """
 
 from __future__ import annotations
@@ -16,50 +16,22 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from learners.features import FeatureError
+from learners.uploads import IngestError, Record, featurize_chunks, parse_upload
 
+from .. import jobs
+from ..faults import hold_point
 from ..models import ImportJob, Item, Project
 from ..vectors import encode_rows
-from .image_zip import parse_zip
-from .records import IngestError, Record
-from .svmlight import parse_svmlight
-from .tabular import parse_csv, parse_jsonl
 
-__all__ = ["IngestError", "Record", "import_records", "parse_upload", "run_job"]
+__all__ = ["IngestError", "Record", "import_records", "insert_items", "parse_upload", "run_job"]
 
 log = logging.getLogger(__name__)
-
-PARSERS: dict[str, Callable[[Any, bytes], list[Record]]] = {
-    ".csv": parse_csv, ".jsonl": parse_jsonl, ".ndjson": parse_jsonl, ".zip": parse_zip,
-    ".svm": parse_svmlight, ".svmlight": parse_svmlight, ".libsvm": parse_svmlight,
-    ".txt": parse_svmlight,
-}
-#: Records featurized per call (bounds memory and gives progress steps).
-CHUNK = 2000
-
-
-def parse_upload(project: Project, filename: str, data: bytes) -> list[Record]:
-    """Parse an uploaded file by its extension; IngestError naming the problem."""
-    suffix = "." + filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
-    parser = PARSERS.get(suffix)
-    if parser is None:
-        raise IngestError(f"unsupported file type {suffix or filename!r}; use one of "
-                          f"{', '.join(sorted(PARSERS))}")
-    return parser(project, data)
-
 
 def featurize(project: Project, records: Sequence[Record],
               progress: Callable[[int], None] | None = None) -> list[bytes]:
     """Encoded feature rows of ``records``; IngestError naming the record that failed."""
-    featurizer = project.featurizer()
     out: list[bytes] = []
-    for start in range(0, len(records), CHUNK):
-        chunk = records[start:start + CHUNK]
-        try:
-            X = featurizer.transform([r.raw for r in chunk])
-        except FeatureError as exc:
-            where = chunk[exc.position].where if exc.position is not None else "an item"
-            raise IngestError(f"{where}: {exc.reason}") from None
+    for X in featurize_chunks(project.featurizer(), records):
         out.extend(encode_rows(X))
         if progress is not None:
             progress(len(out))
@@ -85,7 +57,12 @@ def import_records(project: Project, records: Sequence[Record],
     """
     if not records:
         raise IngestError("nothing to import")
-    vectors = featurize(project, records, progress)
+    return insert_items(project, records, featurize(project, records, progress))
+
+
+def insert_items(project: Project, records: Sequence[Record], vectors: Sequence[bytes]) -> list[Item]:
+    """Insert featurized ``records`` (``vectors`` from :func:`featurize`) as pending items after
+    the project's last one, in one transaction; the new items (with ids) in order."""
     with transaction.atomic():
         # lock the project row so concurrent imports get consecutive, distinct seq ranges
         Project.objects.select_for_update().filter(pk=project.pk).first()
@@ -101,35 +78,44 @@ def import_records(project: Project, records: Sequence[Record],
     return items
 
 
+def _close(job: ImportJob, status: str, **fields: Any) -> None:
+    """Write the outcome (inside :func:`.jobs.finishing`); the stored upload is dropped."""
+    ImportJob.objects.filter(pk=job.pk).update(status=status, finished=timezone.now(), data=None, **fields)
+
+
 def run_job(job_id: int) -> ImportJob | None:
     """Import an :class:`ImportJob`'s stored file, recording progress and the outcome.
 
-    Returns the job (status DONE or FAILED), or None when it does not exist or is not waiting
-    (e.g. a task delivered twice).
+    Returns the job (status DONE or FAILED; RUNNING or WAITING when another attempt took it
+    over), or None when it does not exist or is not waiting (e.g. a task delivered twice).
+    Survives a dead worker (:mod:`..jobs`): the items and the DONE status are written in one
+    transaction, only by the attempt that still holds the job, so a restarted import stores
+    every item once.
     """
-    with transaction.atomic():
-        job = ImportJob.objects.select_for_update().filter(pk=job_id, status=ImportJob.Status.WAITING).first()
-        if job is None:
-            return None
-        job.status = ImportJob.Status.RUNNING
-        job.save(update_fields=["status"])
+    job = jobs.claim(ImportJob, job_id)
+    if job is None:
+        return None
     project = job.project
-
-    def progress(done: int) -> None:
-        ImportJob.objects.filter(pk=job.pk).update(done=done)
-
     try:
         records = parse_upload(project, job.filename, bytes(job.data))
-        ImportJob.objects.filter(pk=job.pk).update(total=len(records))
-        items = import_records(project, records, progress)
-        job.status, job.done, job.total = ImportJob.Status.DONE, len(items), len(records)
+        if not records:
+            raise IngestError("nothing to import")
+        jobs.beat(job, total=len(records), done=0)
+        vectors = featurize(project, records, lambda done: jobs.beat(job, done=done))
+        with jobs.finishing(job) as held:
+            if held:
+                items = insert_items(project, records, vectors)
+                hold_point("IMPORT")
+                _close(job, ImportJob.Status.DONE, done=len(items), total=len(records))
     except IngestError as exc:
-        job.status, job.error = ImportJob.Status.FAILED, str(exc)
+        with jobs.finishing(job) as held:
+            if held:
+                _close(job, ImportJob.Status.FAILED, error=str(exc))
     except Exception as exc:  # unexpected: record a truthful outcome, then let Celery log it
-        job.status, job.error = ImportJob.Status.FAILED, f"internal error: {exc}"
+        with jobs.finishing(job) as held:
+            if held:
+                _close(job, ImportJob.Status.FAILED, error=f"internal error: {exc}")
         raise
-    finally:
-        job.finished, job.data = timezone.now(), None
-        job.save()
+    job = ImportJob.objects.defer("data").get(pk=job.pk)
     log.info("import %s for project %s: %s %s", job.filename, project.pk, job.status, job.error)
     return job

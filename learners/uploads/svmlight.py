@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
-from .records import IngestError, Record, gold_of
+from .records import IngestError, Record, Target, gold_of
 
 
 def _load(data: bytes, n_features: int) -> tuple[Any, np.ndarray]:
@@ -35,21 +35,21 @@ def _first_bad_line(data: bytes, n_features: int) -> str:
     return "the file could not be parsed"
 
 
-def _label_to_class(project: Any, label: float, where: str) -> Any:
+def _label_to_class(target: Target, label: float, where: str) -> Any:
     value: Any = int(label) if float(label).is_integer() else float(label)
-    classes = project.classes
-    if any(value == c or str(value) == str(c) for c in classes):
-        return gold_of(project, value, where)
+    classes = target.classes
+    if classes is None or any(value == c or str(value) == str(c) for c in classes):
+        return gold_of(target, value, where)
     if len(classes) == 2 and value in (-1, 0, 1):
         return classes[1] if value == 1 else classes[0]
     raise IngestError(f"{where}: label {value!r} is not one of the classes {classes!r}")
 
 
-def parse_svmlight(project: Any, data: bytes) -> list[Record]:
+def parse_svmlight(target: Target, data: bytes) -> list[Record]:
     """Records of a LIBSVM file (module docstring); IngestError naming the line otherwise."""
-    if project.item_kind != "vectors":
-        raise IngestError(f"LIBSVM files hold vectors; this project's items are {project.item_kind}")
-    n_features = int(project.featurizer_config.get("n_features", 0)) or None
+    if target.item_kind != "vectors":
+        raise IngestError(f"LIBSVM files hold vectors, not {target.item_kind} items")
+    n_features = int(target.featurizer_config.get("n_features", 0)) or None
     try:
         X, y = _load(data, n_features)
     except (ValueError, UnicodeDecodeError):
@@ -62,5 +62,5 @@ def parse_svmlight(project: Any, data: bytes) -> list[Record]:
         where = f"line {lines[i]}"
         a, b = X.indptr[i], X.indptr[i + 1]
         pairs = [[int(j), float(v)] for j, v in zip(X.indices[a:b], X.data[a:b], strict=True)]
-        out.append(Record(where, pairs, _label_to_class(project, y[i], where)))
+        out.append(Record(where, pairs, _label_to_class(target, y[i], where)))
     return out

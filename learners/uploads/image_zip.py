@@ -4,7 +4,8 @@ Every file with an image extension becomes an item, in archive order. The known 
 (optional) comes from ``labels.csv`` at the archive root when present (columns ``filename``
 and ``label``; ``filename`` is the path inside the archive; an empty label = unknown; every
 image must be listed), otherwise from the name of the image's folder when that name is one
-of the classes (``3/img01.png`` -> class 3); images elsewhere have no known class.
+of the classes (``3/img01.png`` -> class 3; any folder name when the target declares no
+classes); images elsewhere have no known class.
 
 Refused: unreadable archives, absolute or ``..`` entry names, encrypted entries, and
 archives whose declared sizes exceed the limits (zip bombs): one image above
@@ -21,7 +22,7 @@ import zlib
 from pathlib import PurePosixPath
 from typing import Any
 
-from .records import IngestError, Record, gold_of
+from .records import IngestError, Record, Target, gold_of
 from .tabular import decode_text
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
@@ -36,7 +37,7 @@ def _check_name(name: str) -> None:
         raise IngestError(f"{name}: unsafe path in archive")
 
 
-def _manifest(project: Any, zf: zipfile.ZipFile) -> dict[str, Any] | None:
+def _manifest(target: Target, zf: zipfile.ZipFile) -> dict[str, Any] | None:
     if MANIFEST not in zf.namelist():
         return None
     reader = csv.DictReader(io.StringIO(decode_text(zf.read(MANIFEST)), newline=""))
@@ -46,8 +47,15 @@ def _manifest(project: Any, zf: zipfile.ZipFile) -> dict[str, Any] | None:
     for row in reader:
         row = {k.strip().lower(): v for k, v in row.items() if k}
         where = f"{MANIFEST} line {reader.line_num}"
-        out[(row.get("filename") or "").strip()] = gold_of(project, row.get("label"), where)
+        out[(row.get("filename") or "").strip()] = gold_of(target, row.get("label"), where)
     return out
+
+
+def _folder_class(target: Target, folder: str, where: str) -> Any:
+    """The class named by an image's folder, or None (no folder, or not one of the classes)."""
+    if target.classes is None:
+        return gold_of(target, folder, where) if folder else None
+    return gold_of(target, folder, where) if folder in map(str, target.classes) else None
 
 
 def _is_image(info: zipfile.ZipInfo) -> bool:
@@ -56,12 +64,12 @@ def _is_image(info: zipfile.ZipInfo) -> bool:
     return not info.is_dir() and not hidden and info.filename.lower().endswith(IMAGE_SUFFIXES)
 
 
-def parse_zip(project: Any, data: bytes) -> list[Record]:
+def parse_zip(target: Target, data: bytes) -> list[Record]:
     """Records of a ZIP of images (module docstring); IngestError naming the entry otherwise."""
-    if project.item_kind != "image":
-        raise IngestError(f"ZIP uploads hold images; this project's items are {project.item_kind}")
+    if target.item_kind != "image":
+        raise IngestError(f"ZIP uploads hold images, not {target.item_kind} items")
     try:
-        return _parse_archive(project, data)
+        return _parse_archive(target, data)
     except IngestError:
         raise
     except CORRUPT as exc:  # zipfile raises these (even IndexError) on damaged directories
@@ -73,7 +81,7 @@ CORRUPT = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, EOFErr
            ValueError, KeyError, NotImplementedError, RuntimeError)
 
 
-def _parse_archive(project: Any, data: bytes) -> list[Record]:
+def _parse_archive(target: Target, data: bytes) -> list[Record]:
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         infos = zf.infolist()
         total = 0
@@ -87,7 +95,7 @@ def _parse_archive(project: Any, data: bytes) -> list[Record]:
             total += info.file_size
         if total > MAX_TOTAL_BYTES:
             raise IngestError(f"archive declares {total} bytes uncompressed, more than {MAX_TOTAL_BYTES}")
-        manifest = _manifest(project, zf)
+        manifest = _manifest(target, zf)
         out = []
         for info in filter(_is_image, infos):
             name = info.filename
@@ -100,8 +108,7 @@ def _parse_archive(project: Any, data: bytes) -> list[Record]:
                     raise IngestError(f"{name}: not listed in {MANIFEST}")
                 gold = manifest[name]
             else:
-                folder = PurePosixPath(name).parent.name
-                gold = gold_of(project, folder, name) if folder in map(str, project.classes) else None
+                gold = _folder_class(target, PurePosixPath(name).parent.name, name)
             out.append(Record(name, raw, gold, filename=PurePosixPath(name).name))
     if not out:
         raise IngestError("the archive holds no images (" + ", ".join(IMAGE_SUFFIXES) + ")")

@@ -1,4 +1,4 @@
-"""CSV and JSONL uploads of text or URL items.
+"""CSV and JSONL uploads of text or URL items (shared by the app's ingest and the replay).
 
 CSV: UTF-8 with a header row. The content column is ``text`` for text projects and ``url``
 for URL projects (``text`` is accepted for URL projects too); an optional ``label`` or
@@ -15,7 +15,7 @@ import io
 import json
 from typing import Any
 
-from .records import IngestError, Record, gold_of
+from .records import IngestError, Record, Target, gold_of
 
 GOLD_KEYS = ("label", "gold")
 
@@ -26,7 +26,7 @@ def content_keys(kind: str) -> tuple[str, ...]:
         return ("text",)
     if kind == "url":
         return ("url", "text")
-    raise IngestError(f"CSV and JSONL uploads hold text or URLs; this project's items are {kind}")
+    raise IngestError(f"CSV and JSONL uploads hold text or URLs, not {kind} items")
 
 
 def decode_text(data: bytes) -> str:
@@ -38,9 +38,9 @@ def decode_text(data: bytes) -> str:
         raise IngestError(f"line {line}: not valid UTF-8 (byte {exc.start})") from None
 
 
-def row_record(project: Any, row: dict[str, Any], where: str) -> Record:
+def row_record(target: Target, row: dict[str, Any], where: str) -> Record:
     """The record of one CSV row / JSON object of a text or URL project; IngestError if bad."""
-    keys = content_keys(project.item_kind)
+    keys = content_keys(target.item_kind)
     key = next((k for k in keys if k in row), None)
     if key is None:
         raise IngestError(f"{where}: no {' or '.join(repr(k) for k in keys)} field")
@@ -48,13 +48,13 @@ def row_record(project: Any, row: dict[str, Any], where: str) -> Record:
     if not isinstance(content, str) or not content.strip():
         raise IngestError(f"{where}: {key!r} must be a non-empty string")
     gold_key = next((k for k in GOLD_KEYS if k in row), None)
-    gold = gold_of(project, row[gold_key], where) if gold_key else None
+    gold = gold_of(target, row[gold_key], where) if gold_key else None
     return Record(where, content, gold)
 
 
-def parse_csv(project: Any, data: bytes) -> list[Record]:
+def parse_csv(target: Target, data: bytes) -> list[Record]:
     """Records of a CSV upload (module docstring); IngestError on the first bad line."""
-    keys = content_keys(project.item_kind)
+    keys = content_keys(target.item_kind)
     reader = csv.reader(io.StringIO(decode_text(data), newline=""))
     try:
         header = [h.strip().lower() for h in next(reader)]
@@ -73,15 +73,15 @@ def parse_csv(project: Any, data: bytes) -> list[Record]:
                 continue
             if len(cells) != len(header):
                 raise IngestError(f"{where}: {len(cells)} fields, the header has {len(header)}")
-            out.append(row_record(project, dict(zip(header, cells, strict=True)), where))
+            out.append(row_record(target, dict(zip(header, cells, strict=True)), where))
     except csv.Error as exc:
         raise IngestError(f"line {reader.line_num}: {exc}") from None
     return out
 
 
-def parse_jsonl(project: Any, data: bytes) -> list[Record]:
+def parse_jsonl(target: Target, data: bytes) -> list[Record]:
     """Records of a JSONL upload (module docstring); IngestError on the first bad line."""
-    content_keys(project.item_kind)
+    content_keys(target.item_kind)
     out = []
     for number, line in enumerate(decode_text(data).splitlines(), start=1):
         if not line.strip():
@@ -93,5 +93,5 @@ def parse_jsonl(project: Any, data: bytes) -> list[Record]:
             raise IngestError(f"{where}: invalid JSON ({exc.msg})") from None
         if not isinstance(row, dict):
             raise IngestError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        out.append(row_record(project, {k.lower(): v for k, v in row.items()}, where))
+        out.append(row_record(target, {k.lower(): v for k, v in row.items()}, where))
     return out

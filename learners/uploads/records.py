@@ -1,0 +1,73 @@
+"""What every format parser returns, the error they raise, and where the items go."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class IngestError(ValueError):
+    """An upload is refused; the message names the row (or archive entry) and the reason."""
+
+
+class Target(Protocol):
+    """What a parser needs to know about the items' destination.
+
+    In the app it is the ``Project``; in the replay it is an :class:`OpenTarget`.
+    item_kind: ``"text"``, ``"url"``, ``"image"`` or ``"vectors"``.
+    classes: the declared class values, or None when any label is a class (replay).
+    featurizer_config: the ``learners.features`` config (LIBSVM files read ``n_features``).
+    parse_class: a label cell as a class value; ValueError naming the problem otherwise.
+    """
+
+    item_kind: str
+    featurizer_config: dict[str, Any]
+
+    @property
+    def classes(self) -> Sequence[Any] | None: ...
+
+    def parse_class(self, value: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class OpenTarget:
+    """A destination whose classes are whatever labels the file holds (the replay CLI).
+
+    Labels are kept as stripped strings (``3`` in JSON becomes ``"3"``), as a CSV cell reads.
+    """
+
+    item_kind: str
+    featurizer_config: dict[str, Any] = field(default_factory=dict)
+    classes: None = None
+
+    def parse_class(self, value: Any) -> str:
+        return str(value).strip()
+
+
+@dataclass(frozen=True)
+class Record:
+    """One parsed item, not yet featurized.
+
+    where: the location for messages, e.g. ``line 7`` or ``digits/3/a.png``.
+    raw: what the target's featurizer takes (str for text/URL, bytes for an image,
+        ``[[index, value], ...]`` for vectors).
+    gold: a class value of the target, or None.
+    filename: the image's name inside the archive (images only).
+    """
+
+    where: str
+    raw: Any
+    gold: Any = None
+    filename: str = ""
+
+
+def gold_of(target: Target, value: Any, where: str) -> Any:
+    """``value`` as a class of ``target`` (None/empty -> None); IngestError naming ``where``."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        return target.parse_class(value.strip() if isinstance(value, str) else value)
+    except ValueError as exc:
+        raise IngestError(f"{where}: label {exc}") from None
+

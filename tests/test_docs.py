@@ -1,0 +1,103 @@
+"""Every documentation reference in the code resolves inside a clone of the repository.
+
+Docstrings and comments of every Python file may cite ``docs/...`` pages (and the algorithm
+pages by their bare name, ``paa.md``); each cited file must exist. Nothing may cite a file that
+lives outside the repository (the design note or the paper specs of the folder beside it,
+:data:`OUTSIDE`). The links between the docs pages resolve too.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
+DOCS_REF = re.compile(r"(?<![\w/.])docs/[\w./-]*[\w/]")
+BARE_MD = re.compile(r"(?<![\w/.-])([\w-]+\.md)\b")
+OUTSIDE = re.compile(r"DESIGN\.md|\.\./shared|shared/specs")
+MD_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def python_files() -> list[Path]:
+    return sorted(p for p in ROOT.rglob("*.py") if not SKIP_DIRS & set(p.relative_to(ROOT).parts))
+
+
+def prose(path: Path) -> list[tuple[int, str]]:
+    """``(line, text)`` of every docstring and comment of a Python file."""
+    source = path.read_text(encoding="utf-8")
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                out.extend((node.body[0].lineno + k, text) for k, text in enumerate(doc.splitlines()))
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            out.append((tok.start[0], tok.string))
+    return out
+
+
+def markdown_names() -> set[str]:
+    return {p.name for p in ROOT.rglob("*.md") if not SKIP_DIRS & set(p.relative_to(ROOT).parts)}
+
+
+def test_the_docs_index_and_the_algorithm_pages_exist():
+    for page in ("README.md", "architecture.md", "algorithms/README.md", "algorithms/common.md",
+                 "algorithms/paa.md", "algorithms/soal.md", "algorithms/dada.md", "algorithms/oasis.md",
+                 "algorithms/kmc.md"):
+        assert (ROOT / "docs" / page).is_file(), page
+    assert "docs/README.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", python_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_docstrings_and_comments_cite_only_files_of_the_repository(path):
+    names = markdown_names()
+    problems = []
+    for line, text in prose(path):
+        for bad in OUTSIDE.findall(text):
+            problems.append(f"line {line}: cites {bad!r}, which is outside the repository")
+        for ref in DOCS_REF.findall(text):
+            if not (ROOT / ref).exists():
+                problems.append(f"line {line}: {ref} does not exist")
+        for name in BARE_MD.findall(text):
+            if name not in names:
+                problems.append(f"line {line}: {name} is no file of the repository")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_deviation_tag_names_its_docs_page():
+    """A ``DEVIATION:`` comment says where the deviation is listed (docs/algorithms/<family>.md)."""
+    tags, untold = 0, []
+    for path in python_files():
+        if path.name == "test_docs.py":
+            continue
+        for line, text in prose(path):
+            if "DEVIATION" in text:
+                tags += 1
+                window = " ".join(t for n, t in prose(path) if line <= n <= line + 2)
+                if "docs/algorithms/" not in window:
+                    untold.append(f"{path.relative_to(ROOT)}:{line}")
+    assert tags and not untold, untold
+
+
+def test_links_between_docs_pages_resolve():
+    broken = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for target in MD_LINK.findall(page.read_text(encoding="utf-8")):
+            if "://" not in target and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not broken, broken
+
+
+def test_the_checker_finds_what_it_must():
+    """The patterns catch an outside citation and a missing page, and pass a good one."""
+    assert OUTSIDE.search("see ``../shared/specs/paa.md``") and OUTSIDE.search("DESIGN.md section 2")
+    assert DOCS_REF.findall("(docs/architecture.md, Metrics)") == ["docs/architecture.md"]
+    assert not (ROOT / DOCS_REF.findall("see docs/nowhere.md.")[0]).exists()
+    assert BARE_MD.findall("paa.md section 6 and docs/kmc.md") == ["paa.md"]
