@@ -139,14 +139,16 @@ class BudgetController:
     def planned(self, q: float) -> float:
         """Stages 2 and 3's input: the probability budget mode plans for the learner's ``q``."""
         if self.knob in PROBABILITY_KNOBS:
-            # DEVIATION (budget mode): random (and osis / os) items drawn at the knob p.
+            # DEVIATION (budget mode): random (and osis / os) items drawn at the knob p
+            # (docs/budget.md).
             return self.value
-        # DEVIATION (budget mode): forced queries (q = 1) thinned below the knob's floor.
+        # DEVIATION (budget mode): forced queries (q = 1) thinned below the knob's floor
+        # (docs/budget.md).
         return min(1.0, max(0.0, float(q))) * self.thinning
 
     def capped(self) -> bool:
         """True when the hard cap forbids a query on the next item."""
-        # DEVIATION (budget mode): no paper caps its queries.
+        # DEVIATION (budget mode): no paper caps its queries (docs/budget.md).
         return self.n_queried + 1 > self.target * (self.n_seen + 1) + self.burst
 
     def adjust(self, q: float) -> float:

@@ -387,8 +387,9 @@ class OASIS(Learner):
         ``osis`` / ``os`` (they never query actively, so the budget samples at random, as the
         paper's protocol gives them labels at random positions)."""
         if not self.active:
-            return "p"  # DEVIATION (budget mode): osis / os sampled at random at the budget's rate
-        if self.query == "active" and self.rule == "threshold":  # DEVIATION (budget mode): s0 adapts
+            return "p"  # DEVIATION (budget mode): osis / os sampled at random (docs/budget.md)
+        if self.query == "active" and self.rule == "threshold":
+            # DEVIATION (budget mode): the threshold s0 adapts (docs/budget.md)
             return "s0"
         return super().budget_knob()
 
