@@ -31,6 +31,7 @@ install: $(STAMP)
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/mypy annotator
 
 # Runs migrations and the demo, then one Celery worker (with the periodic sweep, -B) in the
 # background and the Django development server in the foreground; Ctrl-C stops both.

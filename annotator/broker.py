@@ -27,7 +27,9 @@ from kombu.utils.json import dumps
 class Channel(filesystem.Channel):
     """Filesystem channel whose messages appear in the queue folder complete or not at all."""
 
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    # kombu's own classes name the second parameter differently (AbstractChannel: message,
+    # filesystem.Channel: payload), so no signature satisfies both.
+    def _put(self, queue: Any, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
         name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = os.path.join(self.data_folder_out, f".partial-{uuid.uuid4()}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from datetime import timedelta
 
 import pytest
@@ -16,6 +15,7 @@ from annotator.labelling.metrics import project_metrics
 from annotator.labelling.models import Item, Label, Membership, Project
 
 from .support.app import member, text_project
+from .support.html import parse
 
 pytestmark = pytest.mark.django_db
 
@@ -101,9 +101,8 @@ def test_the_api_the_project_list_and_the_dashboard_count_the_same_waiting_items
     client = Client()
     client.force_login(admin)
     api = client.get(f"/api/projects/{project.pk}/metrics").json()["waiting"]
-    listed = re.search(rf'{project.name}</a> <b class="waiting">(\d+)</b>',
-                       client.get("/").content.decode())
-    board = re.search(r'id="m-waiting">(\d+)<',
-                      client.get(f"/projects/{project.pk}/dashboard/panel").content.decode())
-    assert listed and board
-    assert api == int(listed[1]) == int(board[1]) == 3
+    row = next(li for li in parse(client.get("/").content).find_all("li")
+               if any(a.text == project.name for a in li.find_all("a")))
+    listed = row.find("b", class_="waiting").text
+    board = parse(client.get(f"/projects/{project.pk}/dashboard/panel").content).by_id("m-waiting").text
+    assert api == int(listed) == int(board) == 3

@@ -87,6 +87,17 @@ def test_every_deviation_tag_names_its_docs_page():
     assert tags and not untold, untold
 
 
+REPO_PATH = re.compile(r"`((?:learners|annotator|tests|benchmarks|harness|docs|templates|static)/[\w/.-]*)`")
+
+
+def test_paths_named_in_the_docs_exist():
+    """A file or folder the docs name in backticks (``learners/kernels.py``) is in the tree."""
+    missing = [f"{page.relative_to(ROOT)}: {path}" for page in sorted((ROOT / "docs").rglob("*.md"))
+               for path in REPO_PATH.findall(page.read_text(encoding="utf-8"))
+               if "..." not in path and not (ROOT / path).exists()]
+    assert not missing, missing
+
+
 def test_links_between_docs_pages_resolve():
     broken = []
     for page in sorted((ROOT / "docs").rglob("*.md")):

@@ -34,6 +34,6 @@ def project_for(user: Any, pk: int, *, admin: bool = False) -> Project:
     roles = [Membership.Role.ADMIN] if admin else list(Membership.Role)
     member = Membership.objects.filter(user=user, project=OuterRef("pk"), role__in=roles)
     project = get_object_or_404(Project.objects.annotate(allowed=Exists(member)), pk=pk)
-    if not project.allowed:
+    if not getattr(project, "allowed", False):  # the annotation above
         raise PermissionDenied("you are not a member of this project")
     return project

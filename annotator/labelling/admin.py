@@ -1,6 +1,9 @@
 """Django admin for every model (raw bytes fields are hidden; they are not meant for editing)."""
 
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from .changes import record_changes, snapshot
 from .models import ImportJob, Item, Label, LearnerState, Membership, Project
@@ -18,7 +21,7 @@ class ProjectAdmin(admin.ModelAdmin):
     list_filter = ("task", "item_kind", "stream_state")
     inlines = [MembershipInline]
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: Project, form: Any, change: bool) -> None:
         """A new project goes through the one creation path (complete featurizer config, initial
         learner state); a change is recorded in the project history like the console's."""
         if not change:

@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
@@ -28,6 +28,7 @@ from .access import project_for
 from .changes import change_settings, record
 from .models import Membership, Project
 from .projects import create_project
+from .web import AppRequest
 
 DEFAULT_ALGORITHM = {"binary": "paa-i", "multiclass": "mpaa-i", "cost-sensitive": "cspaa"}
 
@@ -56,7 +57,7 @@ def _form_params(algorithm: str, post: Any) -> dict[str, Any]:
     return learners.validate_params(algorithm, raw)
 
 
-def _apply_learner(request: HttpRequest, project: Project) -> None:
+def _apply_learner(request: AppRequest, project: Project) -> None:
     algorithm = request.POST.get("algorithm", "")
     if algorithm not in learners.names_for_task(project.task):
         raise ValueError(f"algorithm must be one of {', '.join(learners.names_for_task(project.task))} "
@@ -79,7 +80,7 @@ def _optional_number(post: Any, name: str, kind: type, low: float, high: float |
     return value
 
 
-def _apply_settings(request: HttpRequest, project: Project) -> None:
+def _apply_settings(request: AppRequest, project: Project) -> None:
     """Stream state, showing the guess, the dashboard for annotators, budget and label price."""
     post = request.POST
     state = post.get("stream_state", project.stream_state)
@@ -96,7 +97,7 @@ def _apply_settings(request: HttpRequest, project: Project) -> None:
     change_settings(project, request.user, **new)
 
 
-def _apply_member(request: HttpRequest, project: Project) -> None:
+def _apply_member(request: AppRequest, project: Project) -> None:
     username = request.POST.get("username", "").strip()
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
@@ -119,7 +120,7 @@ ACTIONS = {"learner": _apply_learner, "settings": _apply_settings, "assign": _ap
 
 
 @login_required
-def console(request: HttpRequest, pk: int) -> HttpResponse:
+def console(request: AppRequest, pk: int) -> HttpResponse:
     """The console page; POST ``action`` = learner | settings | assign | unassign."""
     project = project_for(request.user, pk, admin=True)
     error, status = "", 200
@@ -140,7 +141,7 @@ def console(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "labelling/console.html", _context(request, project, error), status=status)
 
 
-def _context(request: HttpRequest, project: Project, error: str) -> dict[str, Any]:
+def _context(request: AppRequest, project: Project, error: str) -> dict[str, Any]:
     api_url = request.build_absolute_uri(f"/api/projects/{project.pk}/items")
     return {
         "project": project, "error": error,
@@ -155,7 +156,7 @@ def _context(request: HttpRequest, project: Project, error: str) -> dict[str, An
 
 @login_required
 @require_GET
-def console_params(request: HttpRequest, pk: int) -> HttpResponse:
+def console_params(request: AppRequest, pk: int) -> HttpResponse:
     """htmx partial: the parameter fields of the algorithm picked in the form (defaults, or the
     project's values when it is the current algorithm)."""
     project = project_for(request.user, pk, admin=True)
@@ -167,7 +168,7 @@ def console_params(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def new_project(request: HttpRequest) -> HttpResponse:
+def new_project(request: AppRequest) -> HttpResponse:
     """Staff create a project: name, task, item kind, classes (comma-separated); the creator
     becomes its admin. The algorithm starts as the task's default (changed in the console)."""
     if not request.user.is_staff:

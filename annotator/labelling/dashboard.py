@@ -80,7 +80,7 @@ def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
         if covered.stop < t:
             continue  # the estimate cannot cover this checkpoint yet
         est = covered.estimate
-        if est.value is not None:
+        if est.value is not None and est.low is not None and est.high is not None:
             out["iw_by_labels"].append((cum_q[t - 1], est.value))
             out["iw"].append((t, est.value))
             out["iw_low"].append((t, est.low))
@@ -95,13 +95,13 @@ def labels_per_hour(project: Project, hours: int = 24) -> list[tuple[float, floa
     for created in Label.objects.filter(project=project, created__gte=now - timedelta(hours=hours)) \
             .values_list("created", flat=True):
         counts[min(hours - 1, int((now - created).total_seconds() // 3600))] += 1
-    return [(-h, float(c)) for h, c in enumerate(counts)][::-1]
+    return [(-float(h), float(c)) for h, c in enumerate(counts)][::-1]
 
 
 def charts(project: Project) -> dict[str, str]:
     """The four SVG charts (inline SVG text), drawn on the server."""
     c = curves(project)
-    small = dict(width=520, height=320, log_x=False)
+    small: dict[str, Any] = {"width": 520, "height": 320, "log_x": False}
     return {
         "accuracy": line_chart([("exact (gold)", c["gold"], True), ("estimated (IW)", c["iw"], True),
                                 ("95% low", c["iw_low"], True), ("95% high", c["iw_high"], True)],

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from .access import is_project_admin, project_for
 from .dashboard import dashboard_data
 from .models import Project
+from .web import AppRequest
 
 
-def _dashboard_project(request: HttpRequest, pk: int) -> Project:
+def _dashboard_project(request: AppRequest, pk: int) -> Project:
     """Admins always; annotators of the project when it allows them (403 otherwise)."""
     project = project_for(request.user, pk)
     if not (is_project_admin(request.user, project) or project.dashboard_for_annotators):
@@ -23,14 +24,14 @@ def _dashboard_project(request: HttpRequest, pk: int) -> Project:
 
 @login_required
 @require_GET
-def dashboard(request: HttpRequest, pk: int) -> HttpResponse:
+def dashboard(request: AppRequest, pk: int) -> HttpResponse:
     project = _dashboard_project(request, pk)
     return render(request, "labelling/dashboard.html", {"project": project, **dashboard_data(project)})
 
 
 @login_required
 @require_GET
-def dashboard_panel(request: HttpRequest, pk: int) -> HttpResponse:
+def dashboard_panel(request: AppRequest, pk: int) -> HttpResponse:
     """The numbers and charts alone (what the page's htmx poll swaps in)."""
     project = _dashboard_project(request, pk)
     return render(request, "labelling/_dashboard_panel.html", {"project": project, **dashboard_data(project)})

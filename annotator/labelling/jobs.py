@@ -22,12 +22,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from .models import ImportJob, job_stale_cutoff
+from .models import ImportJob, PlannerRun, job_stale_cutoff
 
-Job = TypeVar("Job", bound=models.Model)
+Job = TypeVar("Job", ImportJob, PlannerRun)
 Status = ImportJob.Status  # PlannerRun shares it
 
 
@@ -35,7 +35,7 @@ def claim(model: type[Job], pk: int) -> Job | None:
     """The job, now RUNNING under a new attempt, or None when it is not WAITING (done, failed,
     running elsewhere, or missing)."""
     with transaction.atomic():
-        job = model.objects.select_for_update().filter(pk=pk, status=Status.WAITING).first()
+        job = model._default_manager.select_for_update().filter(pk=pk, status=Status.WAITING).first()
         if job is None:
             return None
         job.status, job.attempt, job.heartbeat = Status.RUNNING, job.attempt + 1, timezone.now()
@@ -45,7 +45,7 @@ def claim(model: type[Job], pk: int) -> Job | None:
 
 def beat(job: Any, **fields: Any) -> None:
     """Record ``fields`` (progress) and the time, if this attempt still holds the job."""
-    type(job).objects.filter(pk=job.pk, status=Status.RUNNING, attempt=job.attempt).update(
+    type(job)._default_manager.filter(pk=job.pk, status=Status.RUNNING, attempt=job.attempt).update(
         heartbeat=timezone.now(), **fields)
 
 
@@ -54,7 +54,7 @@ def finishing(job: Any) -> Iterator[bool]:
     """A transaction with the job's row locked; yields True when this attempt still holds it
     (write the outcome inside), False when the job was restarted or finished by another one."""
     with transaction.atomic():
-        held = list(type(job).objects.select_for_update().filter(
+        held = list(type(job)._default_manager.select_for_update().filter(
             pk=job.pk, status=Status.RUNNING, attempt=job.attempt).values_list("pk", flat=True))
         yield bool(held)
 
@@ -64,9 +64,9 @@ def restart_stale(model: type[Job]) -> list[int]:
     and WAITING ones not sent for ``JOB_STALE_SECONDS``. Each is stamped, so a job is sent again
     at most once per ``JOB_STALE_SECONDS``."""
     with transaction.atomic():
-        stale = list(model.objects.select_for_update(skip_locked=True)
+        stale = list(model._default_manager.select_for_update(skip_locked=True)
                      .filter(status__in=[Status.WAITING, Status.RUNNING], heartbeat__lt=job_stale_cutoff())
                      .values_list("pk", flat=True))
-        model.objects.filter(pk__in=stale).update(status=Status.WAITING, heartbeat=timezone.now())
+        model._default_manager.filter(pk__in=stale).update(status=Status.WAITING, heartbeat=timezone.now())
     return stale
 

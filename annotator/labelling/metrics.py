@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
@@ -44,10 +45,11 @@ def project_metrics(project: Project) -> dict[str, Any]:
     queried = sum(1 for d in log if d.queried)
 
     gold_rows = [d for d in log if d.gold is not None]
-    gold_acc = accuracy([d.gold for d in gold_rows], [d.prediction for d in gold_rows]) if gold_rows else None
+    gold_acc = (accuracy(np.array([d.gold for d in gold_rows]), np.array([d.prediction for d in gold_rows]))
+                if gold_rows else None)
 
     labelled_q = [d for d in log if d.queried and d.label is not None]
-    q_acc = (accuracy([d.label for d in labelled_q], [d.prediction for d in labelled_q])
+    q_acc = (accuracy(np.array([d.label for d in labelled_q]), np.array([d.prediction for d in labelled_q]))
              if labelled_q else None)
 
     covered = covered_accuracy(log)

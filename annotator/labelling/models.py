@@ -327,6 +327,10 @@ def job_stale_cutoff() -> Any:
 class BackgroundJob:
     """What the pages show of an :class:`ImportJob` or a :class:`PlannerRun`."""
 
+    # the fields of both models that this mixin reads
+    status: str
+    heartbeat: Any
+
     @property
     def shown_status(self) -> str:
         """The status, except ``stalled`` for a RUNNING job whose worker stopped beating (never

@@ -50,8 +50,9 @@ def planner_data(project: Project) -> tuple[sp.csr_matrix, Task, str]:
     return X, Task(tuple(project.classes), codes, binary, project.classes[1] if binary else None), source
 
 
-def candidate_params(project: Project, algorithm: str, delta: float) -> dict[str, Any]:
-    """Validated parameters of one candidate (ValueError naming a bad one)."""
+def candidate_params(project: Project, algorithm: str, delta: float | str) -> dict[str, Any]:
+    """Validated parameters of one candidate (ValueError naming a bad one); ``delta`` may be the
+    posted text."""
     if algorithm not in learners.names_for_task(project.task):
         raise ValueError(f"algorithm {algorithm!r} does not support the project's task {project.task!r}")
     base = {k: v for k, v in project.params.items()} if algorithm == project.algorithm else {}

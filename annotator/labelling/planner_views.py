@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -16,9 +16,10 @@ from .access import project_for
 from .changes import change_settings
 from .models import PlannerRun, Project
 from .planner import MAX_CANDIDATES, candidate_params
+from .web import AppRequest
 
 
-def _candidates(request: HttpRequest, project: Project) -> list[dict]:
+def _candidates(request: AppRequest, project: Project) -> list[dict]:
     """The posted rows ``algorithm-i`` / ``delta-i`` (blank rows ignored), validated."""
     out = []
     for i in range(MAX_CANDIDATES):
@@ -34,7 +35,7 @@ def _candidates(request: HttpRequest, project: Project) -> list[dict]:
 
 
 @login_required
-def planner(request: HttpRequest, pk: int) -> HttpResponse:
+def planner(request: AppRequest, pk: int) -> HttpResponse:
     """The form (up to 4 candidates) and the project's runs; POST starts a run in a worker."""
     project = project_for(request.user, pk, admin=True)
     error = ""
@@ -68,7 +69,7 @@ def chart(job: PlannerRun) -> str:
 
 @login_required
 @require_GET
-def planner_run(request: HttpRequest, pk: int, run_pk: int) -> HttpResponse:
+def planner_run(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
     """One run's panel (polled every second while it runs)."""
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(PlannerRun, pk=run_pk, project=project)
@@ -78,7 +79,7 @@ def planner_run(request: HttpRequest, pk: int, run_pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def planner_use(request: HttpRequest, pk: int, run_pk: int, index: int) -> HttpResponse:
+def planner_use(request: AppRequest, pk: int, run_pk: int, index: int) -> HttpResponse:
     """Make a candidate the project's algorithm and delta (recorded in the history)."""
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(PlannerRun, pk=run_pk, project=project, status=PlannerRun.Status.DONE)

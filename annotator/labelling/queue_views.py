@@ -16,18 +16,18 @@ JavaScript) are redirected to the queue page, so the page works without htmx too
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
+
+from learners.features.url import split_url
 
 from . import enqueue
 from .access import is_project_admin, project_for
@@ -42,31 +42,11 @@ from .annotation import (
 )
 from .models import Item, Label, Project
 from .queue import waiting_count
-from .web import image_type
+from .web import AppRequest, image_type
 
 #: Shortcut keys of the class buttons, in class order: digits first, then letters other than
 #: s (skip) and u (undo).
 CLASS_KEYS = "1234567890abcdefghijklmnopqrtvwxyz"
-
-
-@dataclass(frozen=True)
-class UrlParts:
-    """A URL split for display as plain text (never a link): scheme, host, path, query."""
-
-    scheme: str
-    host: str
-    path: str
-    query: str
-
-
-def url_parts(text: str) -> UrlParts:
-    """Split ``text`` like a URL; unparseable text comes back whole in ``path``."""
-    try:
-        parts = urlsplit(text.strip())
-    except ValueError:
-        return UrlParts("", "", text, "")
-    return UrlParts(parts.scheme, parts.netloc, parts.path + (f"#{parts.fragment}" if parts.fragment else ""),
-                    parts.query)
 
 
 #: images up to this size are inlined in the panel (data: URI) to save the browser a request
@@ -75,7 +55,7 @@ INLINE_IMAGE_BYTES = 64 * 1024
 
 def image_src(project: Project, item: Item) -> str:
     """The panel's ``src`` for an image item: a data: URI for small images, else the image URL."""
-    data = bytes(item.data)
+    data = bytes(item.data or b"")
     if len(data) <= INLINE_IMAGE_BYTES:
         kind = image_type(item.filename)
         if kind.startswith("image/"):
@@ -112,7 +92,7 @@ def _lease(project: Project, user: Any) -> Item | None:
     return item
 
 
-def _panel(request: HttpRequest, project: Project, item: Item | None, error: str = "",
+def _panel(request: AppRequest, project: Project, item: Item | None, error: str = "",
            status: int = 200, can_undo: bool | None = None) -> HttpResponse:
     """Render the item panel (or the whole page for a plain GET of the queue).
 
@@ -124,7 +104,8 @@ def _panel(request: HttpRequest, project: Project, item: Item | None, error: str
         "project": project, "item": item, "buttons": class_buttons(project), "error": error,
         "progress": progress(project, request.user),
         "can_undo": can_undo,
-        "url": url_parts(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
+        # the parts the URL featurizer sees (one definition of how a URL splits)
+        "url": split_url(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
         "image_src": image_src(project, item) if item is not None and item.data is not None else None,
         "is_admin": not request.htmx and is_project_admin(request.user, project),  # page links only
     }
@@ -132,7 +113,7 @@ def _panel(request: HttpRequest, project: Project, item: Item | None, error: str
     return render(request, template, context, status=status)
 
 
-def _next(request: HttpRequest, project: Project, error: str = "", status: int = 200) -> HttpResponse:
+def _next(request: AppRequest, project: Project, error: str = "", status: int = 200) -> HttpResponse:
     if not request.htmx:
         return redirect("queue", pk=project.pk)
     return _panel(request, project, _lease(project, request.user), error, status)
@@ -140,7 +121,7 @@ def _next(request: HttpRequest, project: Project, error: str = "", status: int =
 
 @login_required
 @require_GET
-def queue(request: HttpRequest, pk: int) -> HttpResponse:
+def queue(request: AppRequest, pk: int) -> HttpResponse:
     """The queue page: lease the next item to the user and show it."""
     project = project_for(request.user, pk)
     return _panel(request, project, _lease(project, request.user))
@@ -148,7 +129,7 @@ def queue(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def next_item(request: HttpRequest, pk: int) -> HttpResponse:
+def next_item(request: AppRequest, pk: int) -> HttpResponse:
     """Polled while nothing waits: the next item's panel, or 204 when there is still none."""
     project = project_for(request.user, pk)
     item = _lease(project, request.user)
@@ -159,7 +140,7 @@ def next_item(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+def label(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
     """Store the posted ``value`` for the item, then answer the next item.
 
     The item must be leased to this user, waiting, or already labelled (a late submission is
@@ -190,7 +171,7 @@ def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def skip(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+def skip(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
     """Pass on the item: others may label it; this user is not offered it again."""
     project = project_for(request.user, pk)
     item = get_object_or_404(Item, pk=item_pk, project=project)
@@ -203,7 +184,7 @@ def skip(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def undo(request: HttpRequest, pk: int) -> HttpResponse:
+def undo(request: AppRequest, pk: int) -> HttpResponse:
     """Retract my last label and show its item again (see :func:`.annotation.undo_last_label`)."""
     project = project_for(request.user, pk)
     try:
@@ -216,7 +197,7 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
     return _panel(request, project, item)
 
 
-def _refuse(request: HttpRequest, project: Project, message: str, status: int) -> HttpResponse:
+def _refuse(request: AppRequest, project: Project, message: str, status: int) -> HttpResponse:
     """A refused action: plain text for form posts, the current panel with the message for htmx."""
     if not request.htmx:
         return HttpResponse(message, status=status, content_type="text/plain")

@@ -19,4 +19,4 @@ def save_fields(objs: Sequence[models.Model], fields: Sequence[str]) -> None:
         for obj in objs:
             obj.save(update_fields=fields)
     else:
-        type(objs[0]).objects.bulk_update(objs, fields)
+        type(objs[0])._default_manager.bulk_update(objs, fields)

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
@@ -22,12 +22,12 @@ from .access import is_project_admin, project_for, visible_projects
 from .enqueue import import_upload
 from .models import ImportJob, Item
 from .queue import waiting_count
-from .web import image_type
+from .web import AppRequest, image_type
 
 
 @login_required
 @require_GET
-def project_list(request: HttpRequest) -> HttpResponse:
+def project_list(request: AppRequest) -> HttpResponse:
     """My projects with the number of items waiting (and console links for the ones I manage)."""
     rows = [(p, waiting_count(p), is_project_admin(request.user, p)) for p in visible_projects(request.user)]
     return render(request, "labelling/project_list.html", {"rows": rows})
@@ -35,7 +35,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def item_image(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+def item_image(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
     """The raw image of an item (members only)."""
     project = project_for(request.user, pk)
     item = get_object_or_404(Item.objects.only("data", "filename", "project"), pk=item_pk, project=project)
@@ -47,25 +47,26 @@ def item_image(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
 
 
 @login_required
-def upload(request: HttpRequest, pk: int) -> HttpResponse:
+def upload(request: AppRequest, pk: int) -> HttpResponse:
     """Project admins upload a file; a worker imports it (the page shows the job's progress)."""
     project = project_for(request.user, pk, admin=True)
     error = ""
     if request.method == "POST":
         f = request.FILES.get("file")
+        name, size = (f.name or "", f.size or 0) if f is not None else ("", 0)
         if f is None:
             error = "choose a file"
-        elif f.size > settings.MAX_UPLOAD_BYTES:
-            error = f"{f.name}: the file is larger than {settings.MAX_UPLOAD_BYTES} bytes"
-        elif f.size == 0:
-            error = f"{f.name}: the file is empty"
-        elif not accepts(f.name):
-            error = (f"{f.name}: unsupported file type {Path(f.name).suffix.lower() or '(none)'!r}; "
+        elif size > settings.MAX_UPLOAD_BYTES:
+            error = f"{name}: the file is larger than {settings.MAX_UPLOAD_BYTES} bytes"
+        elif size == 0:
+            error = f"{name}: the file is empty"
+        elif not accepts(name):
+            error = (f"{name}: unsupported file type {Path(name).suffix.lower() or '(none)'!r}; "
                      f"use one of {', '.join(FORMATS)}")
         else:
             with transaction.atomic():
                 job = ImportJob.objects.create(project=project, created_by=request.user,
-                                               filename=Path(f.name).name, data=f.read())
+                                               filename=Path(name).name, data=f.read())
                 import_upload(job.pk)
             return redirect("import-job", pk=project.pk, job_pk=job.pk)
     context = {"project": project, "error": error, "formats": FORMATS,
@@ -75,7 +76,7 @@ def upload(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def import_job(request: HttpRequest, pk: int, job_pk: int) -> HttpResponse:
+def import_job(request: AppRequest, pk: int, job_pk: int) -> HttpResponse:
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(ImportJob.objects.defer("data"), pk=job_pk, project=project)
     return render(request, "labelling/import_job.html", {"project": project, "job": job})
@@ -83,7 +84,7 @@ def import_job(request: HttpRequest, pk: int, job_pk: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def export_model(request: HttpRequest, pk: int, what: str) -> HttpResponse:
+def export_model(request: AppRequest, pk: int, what: str) -> HttpResponse:
     """``what`` = ``npz`` (the model file) or ``json`` (its card). Project admins only."""
     project = project_for(request.user, pk, admin=True)
     data, card = export.model_download(project)
@@ -97,7 +98,7 @@ def export_model(request: HttpRequest, pk: int, what: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def export_labels(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+def export_labels(request: AppRequest, pk: int, fmt: str) -> StreamingHttpResponse:
     """All labels of the project as ``csv`` or ``jsonl``. Project admins only."""
     project = project_for(request.user, pk, admin=True)
     body = export.labels_csv(project) if fmt == "csv" else export.labels_jsonl(project)

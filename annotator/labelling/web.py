@@ -4,6 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.contrib.auth.models import User
+from django.http import HttpRequest
+from django_htmx.middleware import HtmxDetails
+
+
+class AppRequest(HttpRequest):
+    """The request a view of the app receives, for the type checker: its user is logged in
+    (``login_required``) and django-htmx's middleware set ``htmx``."""
+
+    user: User
+    htmx: HtmxDetails
+
 
 def image_type(filename: str) -> str:
     """The MIME type of an image file name (application/octet-stream when unknown)."""

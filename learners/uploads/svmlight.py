@@ -18,12 +18,12 @@ from sklearn.datasets import load_svmlight_file
 from .records import IngestError, Record, Target, gold_of
 
 
-def _load(data: bytes, n_features: int) -> tuple[Any, np.ndarray]:
+def _load(data: bytes, n_features: int | None) -> tuple[Any, np.ndarray]:
     return load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=False,
                               dtype=np.float64)
 
 
-def _first_bad_line(data: bytes, n_features: int) -> str:
+def _first_bad_line(data: bytes, n_features: int | None) -> str:
     """Locate the first line sklearn refuses (only called once the whole file failed)."""
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.split(b"#", 1)[0].strip():

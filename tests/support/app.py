@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import itertools
 import os
-import re
 import subprocess
 import sys
 import time
@@ -20,6 +19,8 @@ from annotator.labelling.demo import digit_records
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Membership, Project
 from annotator.labelling.projects import create_project
+
+from .html import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 _names = itertools.count()
@@ -63,8 +64,8 @@ def member(project: Project, username: str, role: str = Membership.Role.ANNOTATO
 
 def leased_item_id(response: Any) -> int | None:
     """The item id shown on a queue page, or None when nothing waits."""
-    m = re.search(rb'data-item="(\d+)"', response.content)
-    return int(m.group(1)) if m else None
+    found = parse(response.content).find_all(has="data-item")
+    return int(found[0].attrs["data-item"]) if found else None
 
 
 def worker_database_url() -> str:

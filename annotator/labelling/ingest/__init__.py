@@ -97,7 +97,7 @@ def run_job(job_id: int) -> ImportJob | None:
         return None
     project = job.project
     try:
-        records = parse_upload(project, job.filename, bytes(job.data))
+        records = parse_upload(project, job.filename, bytes(job.data or b""))
         if not records:
             raise IngestError("nothing to import")
         jobs.beat(job, total=len(records), done=0)

@@ -1,6 +1,8 @@
 """``python manage.py demo``: create the demo users and the "OCR digits" project (idempotent)."""
 
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from ...demo import USERS, create_demo
 from ...pipeline import update_project
@@ -9,10 +11,10 @@ from ...pipeline import update_project
 class Command(BaseCommand):
     help = "Create the OCR digits demo project and the demo logins (does nothing if they exist)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--items", type=int, default=None, help="number of digits (default: all 1797)")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         project, created = create_demo(options["items"])
         if created:
             update_project(project.pk)  # decide the first items so the queue is ready at once

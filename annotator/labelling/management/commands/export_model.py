@@ -1,6 +1,8 @@
 """``python manage.py export_model <project> <path.npz>``: write the model file and its card."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...export import export_model
 from ..arguments import project_arg
@@ -9,11 +11,11 @@ from ..arguments import project_arg
 class Command(BaseCommand):
     help = "Export a project's current model (.npz, no pickle) and its JSON card (same name, .json)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
         parser.add_argument("path", help="output file, ending in .npz")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         project = project_arg(options["project"])
         try:
             card = export_model(project, options["path"])

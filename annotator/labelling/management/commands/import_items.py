@@ -2,8 +2,9 @@
 all-or-nothing, then ask a worker to start deciding the new items."""
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ... import enqueue
 from ...ingest import IngestError, import_records, parse_upload
@@ -13,11 +14,11 @@ from ..arguments import project_arg
 class Command(BaseCommand):
     help = "Import items from a file into a project (a malformed row rejects the whole file)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
         parser.add_argument("file", help="a .csv, .jsonl, .zip (images) or LIBSVM (.svm/.libsvm/.txt) file")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         project = project_arg(options["project"])
         path = Path(options["file"])
         try:

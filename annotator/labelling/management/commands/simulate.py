@@ -1,8 +1,9 @@
 """``python manage.py simulate <project>``: an oracle answers every query with the gold label."""
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...metrics import project_metrics
 from ...simulation import simulate
@@ -12,11 +13,11 @@ from ..arguments import project_arg
 class Command(BaseCommand):
     help = "Replay a project's items inside the app, an oracle answering queries from the gold labels."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
         parser.add_argument("--max-labels", type=int, default=None, help="stop after this many labels")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         project = project_arg(options["project"])
         try:
             given = simulate(project, options["max_labels"])
