@@ -187,10 +187,9 @@ class KMC(Learner):
         if self.fits is None:
             self.cold_streak = 0 if new_class else self.cold_streak + 1
             seen = len(np.unique(self.codes))
-            # DEVIATION: the paper starts with a label of every class; a declared class may
-            # never appear in a stream, and waiting for it queried every item forever. The cold
-            # start also ends after cold_start_patience labels in a row bring no new class
-            # (docs/algorithms/kmc.md).
+            # DEVIATION (docs/algorithms/kmc.md): the cold start also ends after
+            # cold_start_patience labels in a row bring no new class; the paper starts with a
+            # label of every class, but a declared class may never appear in a stream.
             if seen < self._k and (seen < 2 or self.cold_streak < self.params["cold_start_patience"]):
                 return
         n_labels = self.n_labels + 1
