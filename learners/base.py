@@ -261,6 +261,10 @@ class Learner(ABC):
             budget.record(q_rule, queried)
         return Decision(self.classes[code], float(stat), float(q), queried)
 
+    def model_notes(self) -> list[str]:
+        """Sentences for an exported model's card on how the learner sees its input (default none)."""
+        return []
+
     def set_budget_knob(self, knob: str, value: float) -> None:
         """Budget mode sets its knob before each decision (default: ``set_params(knob=value)``)."""
         self.set_params(**{knob: value})
