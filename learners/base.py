@@ -183,8 +183,9 @@ class Learner(ABC):
 
     #: set by :func:`learners.registry.register`; the registry name this instance was built as.
     name: str = ""
-    #: True for learners that take labels in {-1, +1} internally (two classes).
-    binary: ClassVar[bool] = True
+    #: True for learners that take labels in {-1, +1} internally (two classes); the registry
+    #: reads the class value, a learner taking k >= 2 classes may set it per instance.
+    binary: bool = True
     #: True when a round without a label changes nothing but the round counter ``n_seen``
     #: (no observe effect): :meth:`decide_block` followed by :meth:`skip` then reproduces
     #: the per-item decisions of a run of unqueried items, which the replay fast path uses.
@@ -198,7 +199,6 @@ class Learner(ABC):
         delta: float = 1.0,
         query: str = "active",
         p: float = 0.1,
-        **params: Any,
     ) -> None:
         if int(n_features) < 1:
             raise ValueError(f"n_features must be >= 1, got {n_features}")
@@ -208,7 +208,6 @@ class Learner(ABC):
         self.delta = float(delta)
         self.query = query
         self.p = float(p)
-        self.params: dict[str, Any] = dict(params)
         self.n_seen = 0  # decisions made (items seen through decide)
         self.n_labels = 0  # labels applied through learn
 
@@ -394,7 +393,12 @@ class Learner(ABC):
     # ------------------------------------------------------------------ state
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters as a JSON-able dict (enough to rebuild an empty learner)."""
-        return {"delta": self.delta, "query": self.query, "p": self.p, **self.params}
+        return {"delta": self.delta, "query": self.query, "p": self.p, **self._own_params()}
+
+    def _own_params(self) -> dict[str, Any]:
+        """The learner's own parameters (those its registry entry declares besides delta), read
+        from its attributes; the registry's fixed constructor arguments are not included."""
+        return {}
 
     def set_params(self, **params: Any) -> None:
         """Change parameters that may change mid-stream (``delta``, ``p``, ``query``).
@@ -462,7 +466,8 @@ def state_to_bytes(state: dict[str, Any]) -> bytes:
             raise ValueError(f"state array {key!r} has dtype object; only numeric arrays are allowed")
     meta = np.frombuffer(json.dumps(state["meta"], allow_nan=False).encode("utf-8"), dtype=np.uint8)
     buf = io.BytesIO()
-    np.savez(buf, **{_META_KEY: meta}, **{k: np.asarray(v) for k, v in arrays.items()})
+    entries: dict[str, Any] = {_META_KEY: meta, **{k: np.asarray(v) for k, v in arrays.items()}}
+    np.savez(buf, **entries)
     return buf.getvalue()
 
 

@@ -28,6 +28,17 @@ class PEA(LinearBinary):
 
     Score: the margin ``p = w.x``. Query: ``delta/(delta+|p|)``. Update when queried and
     ``y p <= 0``: ``w += y x`` (module docstring for the p = 0 decision).
+
+    Example (w = 0: the margin is 0, so q = 1 and the first item is queried; y p = 0 is a
+    mistake, w += y x):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("pea", n_features=2, classes=[0, 1])
+    >>> lrn.decide(np.array([1.0, 2.0]), np.random.default_rng(0)).query_prob
+    1.0
+    >>> lrn.learn(np.array([1.0, 2.0]), 0)
+    >>> lrn.w.tolist()
+    [-1.0, -2.0]
     """
 
     def _update(self, idx, vals, code) -> None:
@@ -42,6 +53,14 @@ class MPEA(MulticlassLinear):
     Score: the top-1 minus top-2 class-score gap. Query: ``delta/(delta+gap)``. Update when
     queried and ``s^y - s^r <= 0`` (r = highest-scoring wrong class, ties: first):
     ``w^y += x``, ``w^r -= x``.
+
+    Example (all scores 0: a mistake; r = "x", the first wrong class):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("mpea", n_features=2, classes=["x", "y", "z"])
+    >>> lrn.learn(np.array([1.0, 2.0]), "z")
+    >>> lrn.W.tolist()
+    [[-1.0, -2.0], [0.0, 0.0], [1.0, 2.0]]
     """
 
     def _update(self, idx, vals, code) -> None:

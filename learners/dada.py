@@ -31,6 +31,7 @@ Decisions where the spec is silent or the authors' code differs:
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,11 +81,19 @@ class DADA(LinearBinary):
     DA: ``theta += g; w = -eta theta/(smoothing + s)``, MD: ``w -= eta g/(smoothing + s)``.
     Both rules are :mod:`learners.kernels`' (``dada_statistic``, ``dada_update``), which the
     compiled loop (:meth:`compiled_loop`) runs too.
+
+    Example (D-ADA, eta = smoothing = 1: g = -x, s = |g| = 1, theta = -1, w = -theta/(1+1)):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("d-ada", n_features=2, classes=[-1, 1])
+    >>> lrn.learn(np.array([1.0, 0.0]), 1)
+    >>> lrn.s.tolist(), lrn.theta.tolist(), lrn.w.tolist()
+    ([1.0, 0.0], [-1.0, 0.0], [0.5, 0.0])
     """
 
-    def __init__(self, n_features: int, classes, *, update: str = "DA", a_t: str = "feature",
-                 smoothing: float = 1.0, eta: float = 1.0, **params: Any) -> None:
-        super().__init__(n_features, classes, a_t=a_t, smoothing=smoothing, eta=eta, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, update: str = "DA",
+                 a_t: str = "feature", smoothing: float = 1.0, eta: float = 1.0, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         _check(update, a_t)
         self.dual_averaging = update == "DA"
         self.a_t = a_t
@@ -92,6 +101,9 @@ class DADA(LinearBinary):
         self.eta = float(eta)
         self.s = np.zeros(self.n_features)
         self.theta = np.zeros(self.n_features if self.dual_averaging else 0)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"a_t": self.a_t, "smoothing": self.smoothing, "eta": self.eta}
 
     def _predict_and_query(self, idx, vals, predict_only):
         m, stat = kernels.dada_statistic(self.w, self.s, idx, vals, 0, len(idx), A_RULES.index(self.a_t),
@@ -146,11 +158,20 @@ class MDADA(MulticlassLinear):
     Update when queried and ``1 + z_r - z_y > 0`` (r = best wrong class): rows r (g = +x)
     and y (g = -x) get ``S = sqrt(S^2 + g^2)`` then the DA or MD step
     (:func:`learners.kernels.adaptive_step`); other rows unchanged.
+
+    Example (MD-AMD: all scores 0, so r = "a" gets g = +x and the label's row g = -x, each
+    a step eta/(smoothing + 1) = 0.5):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("md-amd", n_features=2, classes=["a", "b", "c"])
+    >>> lrn.learn(np.array([1.0, 0.0]), "c")
+    >>> lrn.W.tolist()
+    [[-0.5, 0.0], [0.0, 0.0], [0.5, 0.0]]
     """
 
-    def __init__(self, n_features: int, classes, *, update: str = "DA", a_t: str = "feature",
-                 smoothing: float = 1.0, eta: float = 1.0, **params: Any) -> None:
-        super().__init__(n_features, classes, a_t=a_t, smoothing=smoothing, eta=eta, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, update: str = "DA",
+                 a_t: str = "feature", smoothing: float = 1.0, eta: float = 1.0, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         _check(update, a_t)
         self.dual_averaging = update == "DA"
         self.a_t = a_t
@@ -158,6 +179,9 @@ class MDADA(MulticlassLinear):
         self.eta = float(eta)
         self.S = np.zeros(self.W.shape)
         self.Theta = np.zeros((len(self.classes), self.n_features if self.dual_averaging else 0))
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"a_t": self.a_t, "smoothing": self.smoothing, "eta": self.eta}
 
     def _active_query(self, idx, vals, code, gap) -> float:
         sq = vals * vals

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -64,23 +65,36 @@ EPS = 1e-3  # spec 6.3 step 4's eps: keeps omega > 0 for gated-out items
 
 
 class KMC(Learner):
-    """Streaming multi-class KMC (see the module docstring for the rule and the decisions)."""
+    """Streaming multi-class KMC (see the module docstring for the rule and the decisions).
+
+    Example (three well separated points, five labels each):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("kmc", n_features=2, classes=["a", "b", "c"])
+    >>> for x, label in zip([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]] * 5, ["a", "b", "c"] * 5):
+    ...     lrn.learn(np.array(x), label)
+    >>> lrn.predict(np.array([[0.1, 0.0], [2.9, 0.1], [0.0, 3.2]])).tolist()
+    ['a', 'b', 'c']
+    """
 
     binary = False
     static_between_labels = False
 
-    def __init__(self, n_features: int, classes, *, C: float = 1.0, constraint: str = "simplex",
-                 alpha_update: str = "mackay", kernel_scale: float = 1.0, score: str = "kmc",
-                 gate: float = 0.2, floor: float = 0.1, window: int = 500, refit_every: int = 1,
-                 full_refit_every: int = 50, warm_iter: int = 3, max_iter: int = 50,
-                 max_basis: int = 500, freeze_width_after: int = 20, alpha_min: float = 1e-2,
-                 cold_start_patience: int = 50, **common: Any) -> None:
-        super().__init__(n_features, classes, C=C, constraint=constraint, alpha_update=alpha_update,
-                         kernel_scale=kernel_scale, score=score, gate=gate, floor=floor,
-                         window=window, refit_every=refit_every, full_refit_every=full_refit_every,
-                         warm_iter=warm_iter, max_iter=max_iter, max_basis=max_basis,
-                         freeze_width_after=freeze_width_after, alpha_min=alpha_min,
-                         cold_start_patience=cold_start_patience, **common)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, C: float = 1.0,
+                 constraint: str = "simplex", alpha_update: str = "mackay", kernel_scale: float = 1.0,
+                 score: str = "kmc", gate: float = 0.2, floor: float = 0.1, window: int = 500,
+                 refit_every: int = 1, full_refit_every: int = 50, warm_iter: int = 3,
+                 max_iter: int = 50, max_basis: int = 500, freeze_width_after: int = 20,
+                 alpha_min: float = 1e-2, cold_start_patience: int = 50, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
+        self.C, self.constraint, self.alpha_update = float(C), constraint, alpha_update
+        self.kernel_scale, self.alpha_min = float(kernel_scale), float(alpha_min)
+        self.score_rule = score  # the "score" parameter (``score`` is the contract's method)
+        self.gate, self.floor, self.window = float(gate), float(floor), int(window)
+        self.refit_every, self.full_refit_every = int(refit_every), int(full_refit_every)
+        self.warm_iter, self.max_iter = int(warm_iter), int(max_iter)
+        self.max_basis, self.freeze_width_after = int(max_basis), int(freeze_width_after)
+        self.cold_start_patience = int(cold_start_patience)
         k = len(self.classes)
         self.X = sp.csr_matrix((0, n_features))  # labelled items (n, d)
         self.sq = np.zeros(0)  # their squared norms (n,)
@@ -96,6 +110,15 @@ class KMC(Learner):
         self.windows = {name: ScoreWindow(window) for name in ("h", "sc", "omega")}
         self._cache: tuple[bytes, float, float, float] | None = None
         self._k = k
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"C": self.C, "constraint": self.constraint, "alpha_update": self.alpha_update,
+                "kernel_scale": self.kernel_scale, "score": self.score_rule, "gate": self.gate,
+                "floor": self.floor, "window": self.window, "refit_every": self.refit_every,
+                "full_refit_every": self.full_refit_every, "warm_iter": self.warm_iter,
+                "max_iter": self.max_iter, "max_basis": self.max_basis,
+                "freeze_width_after": self.freeze_width_after, "alpha_min": self.alpha_min,
+                "cold_start_patience": self.cold_start_patience}
 
     # ------------------------------------------------------------- scoring
     def _row(self, idx: np.ndarray, vals: np.ndarray) -> sp.csr_matrix:
@@ -137,21 +160,21 @@ class KMC(Learner):
         if self.fits is None:  # cold start (see the module docstring)
             self._cache = None
             return code, h, 1.0
-        sc = self.scorer.score(phi) if self.params["score"] == "kmc" else 0.0
+        sc = self.scorer.score(phi) if self.scorer is not None and self.score_rule == "kmc" else 0.0
         omega = self._omega(h, sc)
         b = self.rate
         mean = self.windows["omega"].mean()
         q = b * omega / mean if mean else b
-        q = float(min(1.0, max(self.params["floor"] * b, q)))
+        q = float(min(1.0, max(self.floor * b, q)))
         self._cache = (_key(idx, vals), h, sc, omega)
         return code, h, q
 
     def _omega(self, h: float, sc: float) -> float:
         """Spec 6.3 step 4's ``omega`` from the entropy and the phase-2 score of one item."""
         rank_h = self.windows["h"].rank(h)
-        if self.params["score"] == "entropy":
+        if self.score_rule == "entropy":
             return rank_h + EPS
-        rho = max(self.params["gate"], min(1.0, 2.0 * self.rate))
+        rho = max(self.gate, min(1.0, 2.0 * self.rate))
         passed = rank_h >= 1.0 - rho
         pi = 1.0 - self.windows["sc"].rank(sc)
         return pi * passed + EPS
@@ -163,6 +186,7 @@ class KMC(Learner):
         key = _key(idx, vals)
         if self._cache is None or self._cache[0] != key:
             self._predict_and_query(idx, vals, False)
+        assert self._cache is not None  # set by _predict_and_query once the fits exist
         _, h, sc, omega = self._cache
         self.windows["h"].push(h)
         self.windows["sc"].push(sc)
@@ -182,7 +206,7 @@ class KMC(Learner):
             self.width.add(x)
         new_class = not np.any(self.codes == code)
         self._append(x, code)
-        forced = len(self.codes) > self.params["max_basis"] and self._forget_one()
+        forced = len(self.codes) > self.max_basis and self._forget_one()
         self.since_full += 1
         if self.fits is None:
             self.cold_streak = 0 if new_class else self.cold_streak + 1
@@ -190,17 +214,17 @@ class KMC(Learner):
             # DEVIATION (docs/algorithms/kmc.md): the cold start also ends after
             # cold_start_patience labels in a row bring no new class; the paper starts with a
             # label of every class, but a declared class may never appear in a stream.
-            if seen < self._k and (seen < 2 or self.cold_streak < self.params["cold_start_patience"]):
+            if seen < self._k and (seen < 2 or self.cold_streak < self.cold_start_patience):
                 return
         n_labels = self.n_labels + 1
         if not self.frozen:
-            self.g = self.width.gamma(self.params["kernel_scale"])
-            self.frozen = n_labels >= self.params["freeze_width_after"]
+            self.g = self.width.gamma(self.kernel_scale)
+            self.frozen = n_labels >= self.freeze_width_after
             self.gram = rbf(self.X, self.sq, self.X, self.sq, self.g)
             self._refit(full=True)
-        elif self.fits is None or self.since_full >= self.params["full_refit_every"]:
+        elif self.fits is None or self.since_full >= self.full_refit_every:
             self._refit(full=True)
-        elif forced or n_labels % self.params["refit_every"] == 0:
+        elif forced or n_labels % self.refit_every == 0:
             self._refit(full=False)
 
     def _append(self, x: sp.csr_matrix, code: int) -> None:
@@ -230,8 +254,8 @@ class KMC(Learner):
         self.gram = self.gram[np.ix_(keep, keep)] if self.gram.shape[0] == len(keep) else self.gram
         if drop >= n_fit:
             return False
-        C, constraint = self.params["C"], self.params["constraint"]
-        self.fits = [_drop_point(fit, keep[:n_fit], C, constraint) for fit in self.fits]
+        assert self.fits is not None  # n_fit > drop >= 0
+        self.fits = [_drop_point(fit, keep[:n_fit], self.C, self.constraint) for fit in self.fits]
         return True
 
     @threadpool_limits.wrap(limits=1, user_api="blas")
@@ -242,16 +266,15 @@ class KMC(Learner):
         multi-threaded BLAS made these refits 3x slower on a 2-core machine (thread start-up
         and spinning dominate).
         """
-        P = self.params
         fits = []
         for k in range(self._k):
             y = np.where(self.codes == k, 1.0, -1.0)
             init = None if full or self.fits is None else \
-                self.fits[k].extended(len(y) - len(self.fits[k].alpha), P["C"], P["constraint"])
-            fits.append(fit_binary(self.gram, y, P["C"], constraint=P["constraint"],
-                                   alpha_update=P["alpha_update"], init=init,
-                                   max_iter=P["max_iter"] if init is None else P["warm_iter"],
-                                   alpha_min=P["alpha_min"]))
+                self.fits[k].extended(len(y) - len(self.fits[k].alpha), self.C, self.constraint)
+            fits.append(fit_binary(self.gram, y, self.C, constraint=self.constraint,
+                                   alpha_update=self.alpha_update, init=init,
+                                   max_iter=self.max_iter if init is None else self.warm_iter,
+                                   alpha_min=self.alpha_min))
         self.fits = fits
         if full:
             self.since_full = 0
@@ -295,8 +318,8 @@ class KMC(Learner):
             w.values, w.count, w.next = arrays[f"win_{name}"], int(count), int(nxt)
         self.fits, self.scorer = None, None
         if extra["fitted"]:
-            self.fits = [BinaryFit(*(arrays[f"fit{k}_{f}"] for f in ("alpha", "gamma", "u", "m", "S")))
-                         for k in range(self._k)]
+            self.fits = [BinaryFit(arrays[f"fit{k}_alpha"], arrays[f"fit{k}_gamma"], arrays[f"fit{k}_u"],
+                                   arrays[f"fit{k}_m"], arrays[f"fit{k}_S"]) for k in range(self._k)]
             n_fit = len(self.fits[0].alpha)
             self.scorer = Phase2Scorer.build(self.gram[:n_fit, :n_fit], self.codes[:n_fit], self.fits)
 

@@ -12,7 +12,7 @@ Subclasses implement ``_update`` (and may replace the active query rule).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -105,8 +105,8 @@ class LinearBinary(Learner):
     default active query rule and the score is the signed margin ``w.x``.
     """
 
-    def __init__(self, n_features: int, classes, **params: Any) -> None:
-        super().__init__(n_features, classes, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         self.w = np.zeros(self.n_features)
 
     def _scores(self, idx: np.ndarray, vals: np.ndarray) -> float:
@@ -150,8 +150,8 @@ class MulticlassLinear(Learner):
 
     binary = False
 
-    def __init__(self, n_features: int, classes, **params: Any) -> None:
-        super().__init__(n_features, classes, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         self.W = np.zeros((len(self.classes), self.n_features))
 
     def _scores(self, idx, vals) -> np.ndarray:

@@ -105,7 +105,7 @@ def _model_files(learner: Learner, featurizer: Featurizer,
     if not learner.name:
         raise ValueError("the learner has no registry name; build it with learners.make()")
     completed = full_card(learner, featurizer, card)
-    entries = {
+    entries: dict[str, Any] = {
         "format": _u8(_json_bytes(FORMAT, "format record")),
         "learner_state": _u8(state_to_bytes(learner.get_state())),
         "featurizer": _u8(_json_bytes(featurizer.config(), "featurizer config")),

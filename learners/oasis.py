@@ -69,6 +69,7 @@ Decisions where the spec or the paper is silent, or where the product needs a de
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -249,25 +250,40 @@ class OASIS(Learner):
 
     Score (``Decision.score``): the disagreement score (eq. 6), the minimum over the
     one-vs-rest filters for k >= 3 classes; small means uncertain.
+
+    Example (two clusters on the first feature; the particles agree after two labels and
+    the unlabelled items, so OASIS queries no more):
+
+    >>> import numpy as np, learners
+    >>> X = np.array([[-2.0, 0.1], [-1.5, -0.3], [1.8, 0.2], [2.2, -0.1]] * 10)
+    >>> y = ["a", "a", "b", "b"] * 10
+    >>> lrn = learners.make("oasis", n_features=2, classes=["a", "b"], m=200, seed=0)
+    >>> rng = np.random.default_rng(0)
+    >>> for x, label in zip(X, y):
+    ...     if lrn.decide(x, rng).queried:
+    ...         lrn.learn(x, label)
+    ...     else:
+    ...         lrn.observe(x)
+    >>> lrn.n_labels
+    2
+    >>> lrn.predict(np.array([[-2.0, 0.0], [2.0, 0.0]])).tolist()
+    ['a', 'b']
     """
 
     binary = False  # accepts k >= 2 classes; two-class instances set binary = True
     static_between_labels = False  # observe() changes the posterior and the scaling
 
-    def __init__(self, n_features: int, classes, *, m: int = 1000, tau: int = 100,
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, m: int = 1000, tau: int = 100,
                  nu: float = 2.5, proposal_scale: float = 0.025, standardize: bool = True,
                  bias: bool = False, seed: int = 0, max_dim: int = MAX_DIM, rule: str = "threshold",
-                 s0: float = 0.01, active: bool = True, use_unlabeled: bool = True, **params: Any) -> None:
-        own = {"m": m, "tau": tau, "nu": nu, "proposal_scale": proposal_scale,
-               "standardize": standardize, "bias": bias, "seed": seed, "max_dim": max_dim}
-        if active:  # osis / os have no query rule: keep rule and s0 out of their parameters
-            own.update(rule=rule, s0=s0)
-        super().__init__(n_features, classes, **own, **params)
+                 s0: float = 0.01, active: bool = True, use_unlabeled: bool = True, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         if rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
         self.binary = len(self.classes) == 2
         self.m, self.tau, self.nu, self.proposal_scale = int(m), int(tau), float(nu), float(proposal_scale)
-        self.standardize, self.bias = bool(standardize), bool(bias)
+        self.standardize, self.bias, self.seed = bool(standardize), bool(bias), int(seed)
+        self.max_dim = int(max_dim)
         self.rule, self.s0 = rule, float(s0)
         self.active, self.use_unlabeled = bool(active), bool(use_unlabeled)
         self.n_filters = 1 if self.binary else len(self.classes)
@@ -292,6 +308,14 @@ class OASIS(Learner):
         # posterior updates since each filter's particles last moved (K,): one counter per
         # filter, so a filter that did not move keeps all of its evidence (issue 14)
         self.since_move = np.zeros(self.n_filters, dtype=np.int64)
+
+    def _own_params(self) -> dict[str, Any]:
+        own: dict[str, Any] = {"m": self.m, "tau": self.tau, "nu": self.nu,
+                               "proposal_scale": self.proposal_scale, "standardize": self.standardize,
+                               "bias": self.bias, "seed": self.seed, "max_dim": self.max_dim}
+        if self.active:  # osis / os have no query rule: rule and s0 are not among their parameters
+            own.update(rule=self.rule, s0=self.s0)
+        return own
 
     def _set_log_weights(self, logpi: np.ndarray) -> None:
         """Store normalised log-weights (K, m) and their exponentials ``pi``."""
@@ -409,11 +433,10 @@ class OASIS(Learner):
     # ------------------------------------------------------------------ params
     def set_params(self, **params: Any) -> None:
         """Besides delta / p / query, ``oasis`` may change ``rule`` and ``s0`` mid-stream."""
-        for key in ("rule", "s0"):
-            if key in params and self.active:
-                value = params.pop(key)
-                self.params[key] = value
-                setattr(self, key, float(value) if key == "s0" else value)
+        if self.active and "rule" in params:
+            self.rule = params.pop("rule")
+        if self.active and "s0" in params:
+            self.s0 = float(params.pop("s0"))
         super().set_params(**params)
 
     def budget_knob(self) -> str:

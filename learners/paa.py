@@ -15,6 +15,7 @@ Decisions taken where the spec is silent (each also marked where it is applied):
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,16 +51,31 @@ class PAA(LinearBinary):
     hinge loss ``l = max(0, 1 - y p_t) > 0``: ``w += tau y x`` with tau from :func:`pa_step`
     (PA: ``l/||x||^2``, PA-I: ``min(C, l/||x||^2)``, PA-II: ``l/(||x||^2 + 1/(2C))``).
     Has a compiled loop (:meth:`compiled_loop`, :func:`learners.kernels.paa_stream`).
+
+    Example (PA-I, C = 1: each label has loss 1 and ||x|| = 1, so tau = 1):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("paa-i", n_features=2, classes=["ham", "spam"], C=1.0)
+    >>> lrn.learn(np.array([1.0, 0.0]), "spam")
+    >>> lrn.learn(np.array([0.0, 1.0]), "ham")
+    >>> lrn.w.tolist()
+    [1.0, -1.0]
+    >>> lrn.predict(np.array([[2.0, 1.0]])).tolist()
+    ['spam']
+    >>> lrn.query_probability(np.array([2.0, 1.0]))  # delta/(delta + |w.x|) = 1/(1 + 1)
+    0.5
     """
 
-    def __init__(self, n_features: int, classes, *, variant: str = "PA-I", C: float = 1.0,
-                 **params: Any) -> None:
-        # PA (hard margin) has no C: keep it out of the saved parameters.
-        super().__init__(n_features, classes, **({} if variant == "PA" else {"C": C}), **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, variant: str = "PA-I",
+                 C: float = 1.0, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         self.variant = variant
         self.C = float(C)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {} if self.variant == "PA" else {"C": self.C}  # PA (hard margin) has no C
 
     def _update(self, idx, vals, code) -> None:
         # ||x|| = 0 leaves w unchanged (module docstring)
@@ -83,14 +99,25 @@ class CSPAA(LinearBinary):
     general form of Eq. 11, identical to ``min(C, l)`` when ``||x|| = 1``; spec [AMBIG]).
     ``adaptive``: round t (1-based, counting every decision) uses
     ``delta_t = delta_0/(t+1)`` with ``delta_0 = delta`` (spec: delta updated before q_t).
+
+    Example (a positive item is pushed to margin rho = 2: loss 2, tau = min(C, 2/1) = 2):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("cspaa", n_features=2, classes=["ok", "fraud"], C=5.0, rho=2.0)
+    >>> lrn.learn(np.array([1.0, 0.0]), "fraud")
+    >>> lrn.w.tolist()
+    [2.0, 0.0]
     """
 
-    def __init__(self, n_features: int, classes, *, C: float = 1.0, rho: float = 1.0,
-                 adaptive: bool = False, **params: Any) -> None:
-        super().__init__(n_features, classes, C=C, rho=rho, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, C: float = 1.0,
+                 rho: float = 1.0, adaptive: bool = False, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         self.C = float(C)
         self.rho = float(rho)
         self.adaptive = bool(adaptive)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"C": self.C, "rho": self.rho}
 
     def _current_delta(self) -> float:
         if not self.adaptive:
@@ -127,16 +154,29 @@ class MPAA(MulticlassLinear):
     scores (>= 0). Query: ``delta/(delta+p_t)``. On a queried round with
     ``gamma = s^y - max_{r != y} s^r < 1``: ``tau`` from :func:`pa_step` with ``2||x||^2``,
     ``w^y += tau x`` and ``w^s -= tau x`` for the highest-scoring wrong class s.
+
+    Example (MPAA-I: scores all 0, so gamma = 0, loss 1, tau = min(C, 1/(2*1)) = 0.5; the
+    best wrong class is the first one, "a"):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("mpaa-i", n_features=2, classes=["a", "b", "c"], C=1.0)
+    >>> lrn.learn(np.array([1.0, 0.0]), "b")
+    >>> lrn.W.tolist()
+    [[-0.5, 0.0], [0.5, 0.0], [0.0, 0.0]]
+    >>> lrn.predict(np.array([[1.0, 0.0]])).tolist()
+    ['b']
     """
 
-    def __init__(self, n_features: int, classes, *, variant: str = "PA-I", C: float = 1.0,
-                 **params: Any) -> None:
-        # PA (hard margin) has no C: keep it out of the saved parameters.
-        super().__init__(n_features, classes, **({} if variant == "PA" else {"C": C}), **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, variant: str = "PA-I",
+                 C: float = 1.0, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         self.variant = variant
         self.C = float(C)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {} if self.variant == "PA" else {"C": self.C}  # PA (hard margin) has no C
 
     def _update(self, idx, vals, code) -> None:
         s = self._scores(idx, vals)

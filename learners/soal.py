@@ -21,6 +21,7 @@ Decisions where the spec is silent:
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,11 +55,20 @@ class SOAL(LinearBinary):
     first ``Sigma_{t+1} = Sigma_t - Sigma_t x x^T Sigma_t/(gamma+v)`` (Eq. 1 / Eq. 4), then
     ``mu_{t+1} = mu_t + eta*y*Sigma_{t+1} x`` (Eq. 3 / Eq. 5: the new covariance, not AROW's
     loss-scaled step). A zero loss changes nothing.
+
+    Example (diagonal, eta = gamma = 1: v = 1, Sigma_11 = 1 - 1/(1+1), mu_1 = eta y Sigma_11 x_1):
+
+    >>> import numpy as np, learners
+    >>> lrn = learners.make("soal", n_features=2, classes=[-1, 1])
+    >>> lrn.learn(np.array([1.0, 0.0]), 1)
+    >>> lrn.Sigma.tolist(), lrn.w.tolist()
+    ([0.5, 1.0], [0.5, 0.0])
     """
 
-    def __init__(self, n_features: int, classes, *, eta: float = 1.0, gamma: float = 1.0,
-                 covariance: str = "diagonal", margin_only: bool = False, **params: Any) -> None:
-        super().__init__(n_features, classes, eta=eta, gamma=gamma, covariance=covariance, **params)
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, eta: float = 1.0,
+                 gamma: float = 1.0, covariance: str = "diagonal", margin_only: bool = False,
+                 **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
         if covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {COVARIANCES}, got {covariance!r}")
         # DEVIATION: the full d x d covariance is refused above MAX_FULL_FEATURES (docs/algorithms/soal.md).
@@ -70,6 +80,9 @@ class SOAL(LinearBinary):
         self.full = covariance == "full"
         self.margin_only = bool(margin_only)
         self.Sigma = np.eye(self.n_features) if self.full else np.ones(self.n_features)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"eta": self.eta, "gamma": self.gamma, "covariance": "full" if self.full else "diagonal"}
 
     # ------------------------------------------------------------- decisions
     def _variance(self, idx: np.ndarray, vals: np.ndarray) -> float:
@@ -106,7 +119,7 @@ class SOAL(LinearBinary):
                 v = np.asarray(Xc.multiply(Xc @ self.Sigma).sum(axis=1), dtype=float).reshape(-1)
             else:
                 v = csr_row_sums(Xc, Xc.data * Xc.data * self.Sigma[Xc.indices])
-            return block_statistic_probs(self.delta, self._rho(m, np.maximum(v, 0.0)))
+            return block_statistic_probs(self.delta, np.asarray(self._rho(m, np.maximum(v, 0.0))))
 
         return BlockDecisions(codes, m, block_query_probs(self, len(m), active))
 

@@ -17,10 +17,11 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from annotator.labelling import queue, stream
+from annotator.labelling import rows as row_writer
 from annotator.labelling.annotation import lease_next
 from annotator.labelling.models import Item, Label, LearnerState, Membership
 from annotator.labelling.pipeline import update_project
-from annotator.labelling.rows import ROW_BY_ROW, save_fields
+from annotator.labelling.rows import save_fields
 from annotator.labelling.simulation import simulate
 
 from .support.app import digits_project, leased_item_id, member
@@ -127,15 +128,17 @@ def test_a_low_query_ratio_still_fills_the_look_ahead():
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("rows", [1, ROW_BY_ROW, ROW_BY_ROW + 1, 30])
-def test_save_fields_writes_the_given_fields_only(rows):
+@pytest.mark.parametrize("rows", [1, 4, 5, 30])
+def test_save_fields_writes_the_given_fields_only(rows, monkeypatch):
+    """One set-wise statement per chunk of rows (4 here), whatever the number of rows in it."""
+    monkeypatch.setattr(row_writer, "CHUNK", 4)
     project = digits_project(rows)
     items = list(Item.objects.filter(project=project).order_by("seq"))
     for k, item in enumerate(items):
         item.score, item.query_prob, item.text = float(k), 0.5, "not saved"
     with CaptureQueriesContext(connection) as queries:
         save_fields(items, ["score", "query_prob"])
-    assert len(queries.captured_queries) == (rows if rows <= ROW_BY_ROW else 1)
+    assert len(queries.captured_queries) == -(-rows // 4)
     stored = list(Item.objects.filter(project=project).order_by("seq")
                   .values_list("score", "query_prob", "text"))
     assert stored == [(float(k), 0.5, "") for k in range(rows)]
@@ -173,3 +176,24 @@ def test_a_lease_skips_the_row_another_transaction_is_taking(services, transacti
         holder.join(30)
     head = Item.objects.filter(project=project, status="leased").order_by("seq")
     assert taken["first"] == head[0].pk and taken["second"] == head[1].pk
+
+
+@pytest.mark.services
+def test_the_lease_query_reads_the_queue_index_not_the_whole_stream(services, transactional_db):
+    """PostgreSQL (issue 18): the lease query finds its rows through the partial index that
+    holds the queue only, so items that changed status earlier leave nothing for it to wade
+    through (no dead entries of a (project, status) index)."""
+    project = digits_project(600, params={"delta": 100.0}, look_ahead=10)
+    update_project(project.pk)
+    Item.objects.filter(project=project, status="pending", seq__lt=400).update(
+        status="auto", queried=False, prediction=0, query_prob=0.5, model_version=0)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE labelling_item")
+    user = member(project, "ann")
+    with CaptureQueriesContext(connection) as queries:
+        assert lease_next(project, user) is not None
+    lease = next(q["sql"] for q in queries.captured_queries if "SKIP LOCKED" in q["sql"])
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + lease)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "item_queue" in plan, plan

@@ -195,3 +195,29 @@ def test_auto_items_are_observed_in_the_pipeline(observer_learner):
     auto = Item.objects.filter(project=project, status="auto").count()
     learner = learners.from_bytes(bytes(LearnerState.objects.get(project=project).blob))
     assert auto > 0 and learner.observed == auto
+
+
+def test_a_backlog_is_decided_in_chunks_with_labels_applied_between_them(monkeypatch):
+    """Issue 18: the state lock is released between chunks of decisions, so a label given while a
+    backlog is decided is applied before the next chunk (its decisions use the newer model)."""
+    from annotator.labelling import pipeline
+
+    monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 10)
+    project = digits_project(35, look_ahead=1000, params={"query": "random", "p": 0.5})
+    user = member(project, "ann")
+    chunks = []
+    run_once = pipeline._run_once
+
+    def chunk_then_label(project_id):
+        outcome = run_once(project_id)
+        chunks.append(outcome.decided)
+        if len(chunks) == 1:  # between the first and second chunk, outside any transaction
+            item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
+            Label.objects.create(item=item, project=project, annotator=user, value=item.gold)
+        return outcome
+
+    monkeypatch.setattr(pipeline, "_run_once", chunk_then_label)
+    outcome = update_project(project.pk)
+    assert chunks == [10, 10, 10, 5] and outcome.decided == 35 and outcome.applied == 1
+    versions = [v for *_, v in decisions(project)]
+    assert versions == [0] * 10 + [1] * 25

@@ -1,6 +1,6 @@
-"""Compiled paths: the LIBSVM reader (learners/evaluation/libsvm.py) equals scikit-learn's, and the
-compiled loops (Learner.compiled_loop, learners/kernels.py) make the decisions of the per-item loop
-for every learner that has one."""
+"""Compiled paths on real files: the LIBSVM reader (learners/evaluation/libsvm.py) equals
+scikit-learn's, and the compiled loops (Learner.compiled_loop) make the per-item decisions on a8a
+(synthetic streams, every mode: tests/test_learner_contract.py)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,11 @@ from sklearn.datasets import load_svmlight_files
 
 import learners
 from learners.evaluation.datasets import load
-from learners.evaluation.engine import replay, replay_compiled, replay_per_item
+from learners.evaluation.engine import replay, replay_per_item
 from learners.evaluation.libsvm import read_libsvm
-
-from .support.synthetic import synthetic
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 A8A = [DATA / "libsvm_binary" / "a8a.gz", DATA / "libsvm_binary" / "a8a.t.gz"]
-COMPILED = sorted(n for n, s in learners.REGISTRY.items()
-                  if learners.make(n, n_features=3, classes=[0, 1] if "binary" in s.tasks
-                                   else [0, 1, 2]).compiled_loop() is not None)
 
 
 def _same(got, paths, **kw):
@@ -78,28 +73,6 @@ def test_malformed_file_still_names_its_line(tmp_path):
         load(path)
 
 
-def test_every_compiled_learner_is_listed():
-    assert {"paa", "paa-i", "paa-ii", "d-ada", "d-amd"} <= set(COMPILED)
-
-
-@pytest.mark.parametrize("name", COMPILED)
-@pytest.mark.parametrize("query", ["active", "random", "all"])
-def test_compiled_loop_makes_the_per_item_decisions(name, query):
-    X, y = synthetic(500, 12, 2, seed=3)
-    for delta in (0.05, 1.0):
-        a = learners.make(name, n_features=12, classes=[0, 1], delta=delta, query=query, p=0.3)
-        b = learners.make(name, n_features=12, classes=[0, 1], delta=delta, query=query, p=0.3)
-        ref = replay_per_item(a, X, y, np.random.default_rng(9))
-        got = replay_compiled(b, X, y, np.random.default_rng(9))
-        np.testing.assert_array_equal(got.pred, ref.pred)
-        np.testing.assert_array_equal(got.queried, ref.queried)
-        np.testing.assert_allclose(got.query_prob, ref.query_prob, rtol=1e-12, atol=0)
-        assert ref.queried.any() and (query == "all" or not ref.queried.all())
-        assert (a.n_seen, a.n_labels) == (b.n_seen, b.n_labels)
-        for key, arr in a.get_state()["arrays"].items():
-            np.testing.assert_allclose(b.get_state()["arrays"][key], arr, rtol=1e-12, atol=1e-12)
-
-
 @pytest.mark.parametrize("name", ["paa-i", "d-ada", "d-amd"])
 def test_compiled_loop_on_a8a(name):
     ds = load(A8A[1], n_features=123)
@@ -114,13 +87,3 @@ def test_compiled_loop_on_a8a(name):
     np.testing.assert_allclose(b.w, a.w, rtol=1e-10, atol=1e-12)
 
 
-def test_learners_without_a_compiled_loop_fall_back():
-    lrn = learners.make("soal", n_features=12, classes=[0, 1])
-    assert lrn.compiled_loop() is None
-    with pytest.raises(ValueError, match="no compiled loop"):
-        replay_compiled(lrn, *synthetic(10, 12, 2), np.random.default_rng(0))
-    X, y = synthetic(200, 12, 2)
-    plain = learners.make("soal", n_features=12, classes=[0, 1])
-    ref = replay_per_item(plain, X, y, np.random.default_rng(1))
-    got = replay(lrn, X, y, np.random.default_rng(1))
-    np.testing.assert_array_equal(got.queried, ref.queried)

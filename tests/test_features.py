@@ -105,7 +105,7 @@ def test_bad_config_is_a_value_error_naming_it(config, needle):
 
 def test_missing_options_take_defaults_and_transform_refuses_a_bare_string():
     f = make_featurizer({"kind": "image", "width": 8})
-    assert f.config() == {**default_config("image"), "width": 8} and f.n_features == 8 * 16
+    assert f.config() == {**default_config("image", "pixels"), "width": 8} and f.n_features == 8 * 16
     with pytest.raises(TypeError, match="transform_one"):
         make_featurizer({"kind": "text"}).transform("a text, not a list of texts")
 
@@ -169,6 +169,18 @@ def test_url_split_and_tokens():
                                                                      "/music/krizz_kaliko.html")
     assert split_url("localhost:8000/x").host == "localhost"
     assert split_url("http://[2001:db8::1]:443/p").host == "2001:db8::1"
+
+
+@pytest.mark.datasets
+def test_url_split_finds_the_host_of_scheme_less_urls_in_the_url_data():
+    urls, _ = raw_data.urls(300)
+    schemeless = [u for u in urls if "://" not in u]
+    assert len(schemeless) > 150  # most of the data set omits the scheme
+    for url in schemeless:
+        parts = split_url(url.strip())
+        first = url.strip().split("/")[0].split("?")[0].rpartition("@")[2]
+        assert parts.scheme == "" and parts.host == first.split(":")[0].rstrip("."), url
+        assert "host:" + parts.host.split(".")[0].lower() in url_tokens(split_url(url.strip().lower()), False)
 
 
 @pytest.mark.parametrize("host,ip", [("192.168.0.1", True), ("3232235777", True), ("0x7f.1", True),

@@ -46,7 +46,7 @@ def files_in(folder: Path) -> list[str]:
 @pytest.mark.datasets
 def test_binary_text_model_predicts_identically_after_export(tmp_path):
     texts, labels = raw_data.sms(1200)
-    f = make_featurizer({**default_config("text"), "n_features": 2**16})
+    f = make_featurizer({**default_config("text", "hashed-ngrams"), "n_features": 2**16})
     lrn = stream("paa-i", f, texts[:800], labels[:800], ["ham", "spam"], delta=0.5, C=1.0)
     assert 50 < lrn.n_labels < 800  # it really was active
     held_out = texts[800:]
@@ -75,7 +75,7 @@ def test_binary_text_model_predicts_identically_after_export(tmp_path):
 @pytest.mark.datasets
 def test_multiclass_model_with_int_classes_round_trips(tmp_path):
     texts, labels = raw_data.ag_news(900)
-    f = make_featurizer({**default_config("text"), "n_features": 2**15})
+    f = make_featurizer({**default_config("text", "hashed-ngrams"), "n_features": 2**15})
     lrn = stream("mpaa-i", f, texts[:600], labels[:600], [1, 2, 3, 4], delta=1.0)
     X = f.transform(texts[600:])
     before = lrn.predict(X).tolist()

@@ -18,7 +18,6 @@ import math
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from scipy.stats import cauchy
 
 import learners
@@ -212,19 +211,6 @@ def test_state_round_trip_continues_identically(classes):
     assert lrn.n_moves > moves  # the internal generator was used after the save
     np.testing.assert_array_equal(lrn.W, clone.W)
     np.testing.assert_array_equal(lrn.logpi, clone.logpi)
-
-
-def test_sparse_input_matches_dense():
-    X = _stream(60, 4, 3)[0]
-    X[:, 3] = 0.0
-    a = learners.make("osis", n_features=4, classes=["a", "b"], m=50)
-    b = learners.make("osis", n_features=4, classes=["a", "b"], m=50)
-    r1, r2 = np.random.default_rng(0), np.random.default_rng(0)
-    for t in range(60):
-        assert a.decide(X[t], r1) == b.decide(sp.csr_matrix(X[t]), r2)
-        a.observe(X[t])
-        b.observe(sp.csr_matrix(X[t]))
-    np.testing.assert_array_equal(a.W, b.W)
 
 
 def test_bad_state_is_refused():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import learners
 from tests.support.linear import FixedRng
@@ -61,42 +60,6 @@ def test_cspaa_cost_sensitive_loss_and_adaptive_delta():
     assert ada.decide(np.array([0.0]), FixedRng(0.0)).query_prob == 1.0
     ada.w[:] = 1.0
     assert ada.query_probability(np.array([1.0])) == pytest.approx((8 / 3) / (8 / 3 + 1))
-
-
-def test_sparse_and_dense_inputs_agree_and_state_round_trips():
-    rng = np.random.default_rng(0)
-    X = sp.random(200, 30, density=0.2, random_state=1, format="csr")
-    y = np.where(rng.random(200) < 0.5, "a", "b")
-    dense = learners.make("paa-ii", n_features=30, classes=["a", "b"], delta=0.5)
-    sparse = learners.make("paa-ii", n_features=30, classes=["a", "b"], delta=0.5)
-    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
-    for i in range(100):
-        d1 = dense.decide(X[i].toarray()[0], r1)
-        d2 = sparse.decide(X[i], r2)
-        assert d1 == d2
-        if d1.queried:
-            dense.learn(X[i].toarray()[0], y[i])
-            sparse.learn(X[i], y[i])
-    clone = learners.from_bytes(learners.to_bytes(dense))
-    for i in range(100, 200):
-        d1, d2 = dense.decide(X[i], r1), clone.decide(X[i], r2)
-        assert d1 == d2
-        if d1.queried:
-            dense.learn(X[i], y[i])
-            clone.learn(X[i], y[i])
-    np.testing.assert_array_equal(dense.w, clone.w)
-
-
-def test_decide_block_matches_per_item_decisions():
-    X = sp.random(50, 10, density=0.3, random_state=2, format="csr")
-    for name in ("paa-i", "cspaa-adaptive"):
-        lrn = learners.make(name, n_features=10, classes=[0, 1], delta=0.3)
-        lrn.w[:] = np.linspace(-1, 1, 10)
-        block = lrn.decide_block(X)
-        for i in range(50):
-            code, _, q = lrn._decision_parts(X[i].indices, X[i].data)
-            assert (code, q) == (block.codes[i], pytest.approx(block.query_probs[i]))
-            lrn.skip(1)
 
 
 @pytest.mark.parametrize("params,message", [

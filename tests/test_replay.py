@@ -29,35 +29,6 @@ def test_bulk_uniforms_equal_sequential_draws():
     np.testing.assert_array_equal(a, [g.random() for _ in range(1000)])
 
 
-def _spec_data(name: str):
-    spec = learners.REGISTRY[name]
-    k = 2 if "binary" in spec.tasks or spec.cls.binary else 3
-    static = spec.cls.static_between_labels
-    return synthetic(400 if static else 60, 12, k, seed=1), k
-
-
-@pytest.mark.parametrize("name", sorted(learners.REGISTRY))
-def test_fast_path_trajectory_equals_per_item_loop(name):
-    (X, y), k = _spec_data(name)
-    classes = list(range(k))
-    for delta in (0.05, 1.0):
-        a = learners.make(name, n_features=12, classes=classes, delta=delta)
-        b = learners.make(name, n_features=12, classes=classes, delta=delta)
-        ref = replay_per_item(a, X, y, np.random.default_rng(5))
-        if type(b).static_between_labels:
-            fast = replay_fast(b, X, y, np.random.default_rng(5), max_block=16)
-            assert ref.queried.any() and not ref.queried.all()  # both branches exercised
-        else:  # OASIS, KMC: the replay uses the per-item loop; check it is reproducible
-            fast = replay_per_item(b, X, y, np.random.default_rng(5))
-        np.testing.assert_array_equal(fast.pred, ref.pred)
-        np.testing.assert_array_equal(fast.queried, ref.queried)
-        np.testing.assert_allclose(fast.query_prob, ref.query_prob, rtol=0, atol=1e-12)
-        sa, sb = a.get_state(), b.get_state()
-        assert sa["meta"] == sb["meta"]
-        for key, arr in sa["arrays"].items():
-            np.testing.assert_allclose(sb["arrays"][key], arr, rtol=1e-12, atol=1e-12)
-
-
 @pytest.mark.parametrize("query", ["random", "all"])
 def test_fast_path_in_random_and_all_modes(query):
     X, y = synthetic(300, 10, 2)

@@ -83,8 +83,8 @@ def test_a_configured_featurizer_matches_a_project_configured_alike(tmp_path):
     path.write_bytes(data)
     _, X_app, _ = _app_stream("image", list(range(10)), "d.zip", data,
                               featurizer_config={"kind": "image", "width": 8, "height": 8, "invert": True})
-    ds = load_raw([path], "image", featurizer_config("image", DEFAULT["image"], {"width": "8", "height": "8",
-                                                                                 "invert": "true"}))
+    ds = load_raw([path], "image", featurizer_config("image", "pixels", {"width": "8", "height": "8",
+                                                                        "invert": "true"}))
     assert ds.X.shape == (40, 64) and (X_app != ds.X).nnz == 0
 
 
@@ -92,12 +92,12 @@ def test_cli_replays_a_raw_file_and_lists_featurizers(tmp_path, capsys):
     path = tmp_path / "sms.csv"
     path.write_bytes(_texts())
     out = tmp_path / "o.json"
-    assert main(["--data", str(path), "--kind", "text", "--feature", "n_features=1024", "--algo", "paa-i",
-                 "--quiet", "--json", str(out)]) == 0
+    assert main(["--data", str(path), "--kind", "text", "--featurizer", "hashed-ngrams",
+                 "--feature", "n_features=1024", "--algo", "paa-i", "--quiet", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["schema"] == "learners.replay/1"
     assert doc["data"]["kind"] == "text" and doc["data"]["n_items"] == 18
-    assert doc["data"]["featurizer"]["name"] == DEFAULT["text"]
+    assert doc["data"]["featurizer"]["name"] == "hashed-ngrams"
     assert doc["data"]["featurizer"]["n_features"] == doc["data"]["n_features"] == 1024
     assert doc["data"]["class_counts"] == {"ham": 9, "spam": 9}
     capsys.readouterr()

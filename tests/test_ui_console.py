@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
@@ -12,15 +13,17 @@ from annotator.labelling.models import (
     Label,
     LearnerState,
     Membership,
+    PlannerRun,
     Project,
     ProjectChange,
     WorkerHeartbeat,
 )
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.tasks import heartbeat
+from learners import features
 
 from .support.app import digits_project, leased_item_id, member
-from .support.html import parse
+from .support.html import error_text, parse
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -72,13 +75,13 @@ def test_changing_delta_is_recorded_and_used_by_the_next_decision(client, projec
     assert "params.delta" in client.get(f"/projects/{project.pk}/console").content.decode()
 
 
-@pytest.mark.parametrize("value,needle", [("0", "delta must be a number &gt; 0"), ("-1", "delta must be"),
+@pytest.mark.parametrize("value,needle", [("0", "delta must be a number > 0"), ("-1", "delta must be"),
                                           ("nan", "delta must be"), ("abc", "delta must be")])
 def test_bad_delta_is_refused_and_nothing_changes(client, project, value, needle):
     _admin(client, project)
     response = client.post(f"/projects/{project.pk}/console",
                            {"action": "learner", "algorithm": "mpaa-i", "param-delta": value})
-    assert response.status_code == 400 and needle in response.content.decode()
+    assert response.status_code == 400 and needle in error_text(response.content)
     project.refresh_from_db()
     assert project.params == {"delta": 100.0} and not ProjectChange.objects.exists()
 
@@ -128,9 +131,9 @@ def test_staff_create_a_text_project(client):
                                           "classes": "ham, spam"})
     assert again.status_code == 400 and "exists already" in again.content.decode()
     one = client.post("/projects/new", {"name": "x", "task": "binary", "item_kind": "text", "classes": "a"})
-    assert one.status_code == 400 and "at least two" in one.content.decode()
+    assert one.status_code == 400 and "at least two" in error_text(one.content)
     digits = client.post("/projects/new", {"name": "mnist", "task": "multiclass", "item_kind": "image",
-                                           "classes": "0,1,2,3,4,5,6,7,8,9",
+                                           "classes": "0,1,2,3,4,5,6,7,8,9", "featurizer_name": "pixels",
                                            "featurizer": '{"width": 28, "height": 28, "invert": true}'})
     assert digits.status_code == 302
     config = Project.objects.get(name="mnist").featurizer_config
@@ -138,8 +141,40 @@ def test_staff_create_a_text_project(client):
     for bad, needle in (("{", "must be a JSON object"), ('{"width": -1}', "width must be"),
                         ('{"bogus": 1}', "unknown option")):
         response = client.post("/projects/new", {"name": "bad", "task": "binary", "item_kind": "image",
-                                                 "classes": "a,b", "featurizer": bad})
-        assert response.status_code == 400 and needle in response.content.decode(), bad
+                                                 "classes": "a,b", "featurizer_name": "pixels",
+                                                 "featurizer": bad})
+        assert response.status_code == 400 and needle in error_text(response.content), bad
+    assert not Project.objects.filter(name="bad").exists()
+
+
+def test_new_project_offers_each_featurizer_with_its_measured_speed(client, tmp_path, monkeypatch):
+    speeds = tmp_path / "speeds.json"
+    speeds.write_text('{"minilm": 234.5, "hashed-ngrams": 5251.0}')
+    monkeypatch.setattr(features, "SPEEDS_FILE", speeds)
+    client.force_login(get_user_model().objects.create_user("staff", password="pw", is_staff=True))
+    page = parse(client.get("/projects/new").content)
+    options = page.by_id("featurizer_name").find_all("option")
+    shown = {o.attrs["value"]: o.text.split() for o in options if o.attrs["value"]}
+    assert set(shown) == {n for kind in features.KINDS for n in features.featurizer_names(kind)}
+    assert shown["minilm"] == ["minilm", "·", "234", "items/s", "·", "default"]
+    assert shown["hashed-ngrams"] == ["hashed-ngrams", "·", "5,251", "items/s"]
+    assert shown["deskew-hog"][2:4] == ["speed", "not"]  # absent from the file: said so
+
+    made = client.post("/projects/new", {"name": "news", "task": "multiclass", "item_kind": "text",
+                                         "classes": "a,b,c,d", "featurizer_name": "hashed-ngrams"})
+    assert made.status_code == 302
+    project = Project.objects.get(name="news")
+    assert project.featurizer_config["name"] == "hashed-ngrams"
+    console = parse(client.get(f"/projects/{project.pk}/console").content)
+    assert console.by_id("featurizer").text == "hashed-ngrams (5,251 items/s)"
+    client.post("/projects/new", {"name": "spam", "task": "binary", "item_kind": "text",
+                                  "classes": "ham,spam"})
+    assert Project.objects.get(name="spam").featurizer_config["name"] == features.DEFAULT["text"] == "minilm"
+    for form, needle in (({"featurizer_name": "deskew-hog"}, "'deskew-hog' is not one for text items"),
+                         ({"featurizer": '{"name": "pixels"}'}, "choose the featurizer in its list")):
+        bad = client.post("/projects/new", {"name": "bad", "task": "binary", "item_kind": "text",
+                                            "classes": "a,b", **form})
+        assert bad.status_code == 400 and needle in error_text(bad.content)
     assert not Project.objects.filter(name="bad").exists()
 
 
@@ -159,15 +194,24 @@ def test_dashboard_numbers_charts_and_red_banner(client, project):
     Label.objects.filter(project=project).update(created=timezone.now() - timedelta(seconds=45))
     panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
     assert panel.by_id("stale-banner").text.startswith("4 labels waiting to be applied")
+    # no heartbeat and nothing running: the banner says no worker takes the label queue
+    assert panel.find_all(id="workers-absent") and not panel.find_all(id="workers-busy")
+    run = PlannerRun.objects.create(project=project, candidates=[], status="running")
+    panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
+    assert panel.find_all(id="workers-busy") and not panel.find_all(id="workers-absent")  # a beating run
+    PlannerRun.objects.filter(pk=run.pk).update(heartbeat=timezone.now() - timedelta(hours=1))
+    panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
+    assert panel.find_all(id="workers-absent")  # a run that stopped beating keeps no worker busy
     update_project(project.pk)  # a worker applies them: the banner goes
     panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
     assert not panel.find_all(id="stale-banner") and panel.by_id("m-version").text == "4"
-    assert "never seen" in panel.text
-    heartbeat.apply()  # a worker's periodic heartbeat
-    assert WorkerHeartbeat.objects.count() == 1
+    assert panel.by_id("m-worker-1").text == "absent"
+    heartbeat.apply()  # a worker's periodic heartbeat, taken from the label queue
+    assert WorkerHeartbeat.objects.get().queue == settings.CELERY_TASK_DEFAULT_QUEUE
     panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
     rows = [[td.text for td in tr.find_all("td")] for tr in panel.find_all("tr")]
-    assert "never seen" not in panel.text and ["ann", "4"] in [r[:2] for r in rows]
+    assert panel.by_id("m-worker-1").text == "up" and ["ann", "4"] in [r[:2] for r in rows]
+    assert panel.by_id("m-worker-2").text == "absent"  # nobody took the heavy queue's heartbeat
 
 
 def test_budget_from_the_console_drives_the_query_ratio(client):

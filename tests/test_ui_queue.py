@@ -12,7 +12,7 @@ from annotator.labelling.pipeline import update_project
 from annotator.labelling.vectors import decode
 
 from .support.app import digits_project, leased_item_id, member, text_project
-from .support.html import parse
+from .support.html import error_text, parse
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -84,7 +84,7 @@ def test_bad_label_is_refused_in_the_panel_and_nothing_stored(client, project):
     _annotator(client, project)
     first = leased_item_id(client.get(f"/projects/{project.pk}/"))
     response = client.post(f"/projects/{project.pk}/items/{first}/label", {"value": "eleven"}, **HX)
-    assert response.status_code == 400 and "is not one of the classes" in response.content.decode()
+    assert response.status_code == 400 and "is not one of the classes" in error_text(response.content)
     assert leased_item_id(response) == first  # the same item stays on screen
     assert not Label.objects.exists()
 
@@ -98,7 +98,7 @@ def test_label_for_an_item_leased_to_someone_else_is_409(client, project):
     theirs = leased_item_id(other_client.get(f"/projects/{project.pk}/"))
     _annotator(client, project)
     response = client.post(f"/projects/{project.pk}/items/{theirs}/label", {"value": "1"}, **HX)
-    assert response.status_code == 409 and "leased to another annotator" in response.content.decode()
+    assert response.status_code == 409 and "leased to another annotator" in error_text(response.content)
     assert not Label.objects.filter(item_id=theirs).exists()
 
 

@@ -31,6 +31,7 @@ from django.db import transaction
 from django.db.models import Case, Q, When
 from django.utils import timezone
 
+from . import stats
 from .faults import hold_point
 from .models import Item, Label, LearnerState, Membership, Project, Skip, leased_by_q, waiting_q
 
@@ -159,6 +160,9 @@ def undo_last_label(project: Project, user: Any) -> Item:
         label.save(update_fields=["undone_at", "primary"])
         if label.applied_version is not None:
             LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+        else:  # the aggregates are written under the state lock only
+            LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
+        stats.record_undo(stats.load(project.pk), label, item.seq, item.prediction)
         item.status, item.lease_owner = Item.Status.LEASED, user
         item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
         item.save(update_fields=["status", "lease_owner", "lease_expires"])

@@ -9,7 +9,6 @@ effect for the next decision (the pipeline reads the project at every run).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -21,13 +20,14 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 import learners
-from learners.features import DEFAULT, KINDS, default_config
+from learners.features import DEFAULT, KINDS, default_config, featurizer_names, measured_speed
+from learners.uploads.input_rules import checked_text, parse_json
 
 from . import enqueue
 from .access import project_for
 from .changes import change_settings, record
 from .models import Membership, Project
-from .projects import create_project
+from .projects import checked_project_name, create_project
 from .web import AppRequest
 
 DEFAULT_ALGORITHM = {"binary": "paa-i", "multiclass": "mpaa-i", "cost-sensitive": "cspaa"}
@@ -65,18 +65,25 @@ def _apply_learner(request: AppRequest, project: Project) -> None:
     change_settings(project, request.user, algorithm=algorithm, params=_form_params(algorithm, request.POST))
 
 
-def _optional_number(post: Any, name: str, kind: type, low: float, high: float | None) -> Any:
-    """A blank field is None (off); otherwise a number in [low, high]; ValueError naming the field."""
+#: upper bounds of the console's numbers: a day's labels fit the database's 32-bit column,
+#: and no label costs more than a billion (an inf or 1e400 price would break the sums)
+MAX_LABELS_PER_DAY = 2_147_483_647
+MAX_PRICE_PER_LABEL = 1e9
+
+
+def _optional_number(post: Any, name: str, kind: type, low: float, high: float) -> Any:
+    """A blank field is None (off); otherwise a finite number in [low, high]; ValueError naming
+    the field."""
     text = post.get(name, "").strip()
     if not text:
         return None
     try:
         value = kind(text)
     except ValueError:
-        raise ValueError(f"{name} must be a number (got {text!r})") from None
-    if not (low <= value and (high is None or value <= high)) or value != value:
-        raise ValueError(f"{name} must be between {low} and {high if high is not None else 'any'} "
-                         f"(got {text!r})")
+        what = "a whole number" if kind is int else "a number"
+        raise ValueError(f"{name} must be {what} (got {text[:40]!r})") from None
+    if not low <= value <= high:  # False for nan too
+        raise ValueError(f"{name} must be between {low:g} and {high:g} (got {text[:40]!r})")
     return value
 
 
@@ -87,18 +94,18 @@ def _apply_settings(request: AppRequest, project: Project) -> None:
     if state not in Project.StreamState.values:
         raise ValueError(f"stream_state must be one of {', '.join(Project.StreamState.values)}")
     ratio = _optional_number(post, "budget_ratio", float, 1e-6, 1.0)
-    per_day = _optional_number(post, "budget_per_day", int, 1, None)
+    per_day = _optional_number(post, "budget_per_day", int, 1, MAX_LABELS_PER_DAY)
     if ratio is not None and per_day is not None:
         raise ValueError("set the budget as a query ratio or as labels per day, not both")
     new = {"stream_state": state, "show_prediction": post.get("show_prediction") == "on",
            "dashboard_for_annotators": post.get("dashboard_for_annotators") == "on",
            "budget_ratio": ratio, "budget_per_day": per_day,
-           "price_per_label": _optional_number(post, "price_per_label", float, 0.0, None)}
+           "price_per_label": _optional_number(post, "price_per_label", float, 0.0, MAX_PRICE_PER_LABEL)}
     change_settings(project, request.user, **new)
 
 
 def _apply_member(request: AppRequest, project: Project) -> None:
-    username = request.POST.get("username", "").strip()
+    username = checked_text(request.POST.get("username", "").strip(), "username")
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         raise ValueError(f"no user named {username!r}")
@@ -143,8 +150,11 @@ def console(request: AppRequest, pk: int) -> HttpResponse:
 
 def _context(request: AppRequest, project: Project, error: str) -> dict[str, Any]:
     api_url = request.build_absolute_uri(f"/api/projects/{project.pk}/items")
+    featurizer = project.featurizer()
     return {
         "project": project, "error": error,
+        "featurizer": featurizer,
+        "featurizer_speed": speed_text(featurizer.name),
         "algorithms": [(n, learners.get_spec(n).summary) for n in learners.names_for_task(project.task)],
         "fields": param_fields(project.algorithm, project.learner_params()),
         "members": project.memberships.select_related("user").order_by("user__username"),
@@ -180,7 +190,7 @@ def new_project(request: AppRequest) -> HttpResponse:
             if task not in DEFAULT_ALGORITHM:
                 raise ValueError(f"task must be one of {', '.join(DEFAULT_ALGORITHM)}")
             classes = _parse_classes(form.get("classes", ""))
-            name = form.get("name", "").strip()
+            name = checked_project_name(form.get("name", "").strip())
             if not name:
                 raise ValueError("name is required")
             if Project.objects.filter(name=name).exists():
@@ -188,21 +198,39 @@ def new_project(request: AppRequest) -> HttpResponse:
             kind = form.get("item_kind", "")
             if kind not in KINDS:
                 raise ValueError(f"item type must be one of {', '.join(KINDS)}")
+            featurizer = form.get("featurizer_name", "") or DEFAULT[kind]
+            if featurizer not in featurizer_names(kind):
+                raise ValueError(f"featurizer {featurizer!r} is not one for {kind} items; valid: "
+                                 f"{', '.join(featurizer_names(kind))}")
             with transaction.atomic():
                 project = create_project(name=name, task=task, item_kind=kind, classes=classes,
                                          algorithm=DEFAULT_ALGORITHM[task],
-                                         featurizer_config={"kind": kind, "name": DEFAULT[kind],
+                                         featurizer_config={"kind": kind, "name": featurizer,
                                                             **_parse_options(form)})
                 Membership.objects.create(project=project, user=request.user, role=Membership.Role.ADMIN)
             return redirect("console", pk=project.pk)
         except (ValueError, KeyError) as exc:
             error = str(exc).strip("'\"")
-    defaults = {k: {o: v for o, v in default_config(k).items()
-                    if o not in ("kind", "name", "version")}
-                for k in KINDS}
     return render(request, "labelling/new_project.html",
                   {"error": error, "form": form, "tasks": list(DEFAULT_ALGORITHM), "kinds": KINDS,
-                   "defaults": defaults}, status=400 if error else 200)
+                   "featurizers": featurizer_choices()}, status=400 if error else 200)
+
+
+def speed_text(name: str) -> str:
+    """A featurizer's measured speed for people, e.g. ``"1,234 items/s"`` (benchmarks/featurizers.py)."""
+    speed = measured_speed(name)
+    return "speed not measured" if speed is None else f"{speed:,.0f} items/s"
+
+
+def featurizer_choices() -> list[dict[str, Any]]:
+    """Per item kind, each featurizer with its measured speed, default flag and default options."""
+    def options(kind: str, name: str) -> dict[str, Any]:
+        return {o: v for o, v in default_config(kind, name).items() if o not in ("kind", "name", "version")}
+
+    return [{"kind": kind, "featurizers": [
+        {"name": name, "speed": speed_text(name), "default": name == DEFAULT[kind],
+         "options": options(kind, name)}
+        for name in featurizer_names(kind)]} for kind in KINDS]
 
 
 def _parse_options(form: Any) -> dict[str, Any]:
@@ -210,12 +238,10 @@ def _parse_options(form: Any) -> dict[str, Any]:
     text = form.get("featurizer", "").strip()
     if not text:
         return {}
-    try:
-        options = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"featurizer options must be a JSON object ({exc.msg})") from None
-    if not isinstance(options, dict) or "kind" in options:
-        raise ValueError("featurizer options must be a JSON object of options (without 'kind')")
+    options = parse_json(text, "featurizer options must be a JSON object")
+    if not isinstance(options, dict) or "kind" in options or "name" in options:
+        raise ValueError("featurizer options must be a JSON object of options (without 'kind' or "
+                         "'name': choose the featurizer in its list)")
     return options
 
 

@@ -14,34 +14,32 @@ import statistics
 from datetime import timedelta
 from typing import Any
 
-import numpy as np
 from django.core.cache import cache
 from django.db.models import Max
 from django.utils import timezone
 
 from learners.evaluation.charts import line_chart
+from learners.evaluation.metrics import iw_estimate
 
-from .decisions import covered_accuracy, decision_log
-from .metrics import project_metrics
-from .models import Label, LearnerState, Project, WorkerHeartbeat
+from .metrics import aggregates, project_metrics
+from .models import Label, LearnerState, Project
 from .queue import waiting_count
+from .workers import queue_health
 
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
 STALE_SECONDS = 30
-#: points per curve (checkpoints along the stream)
-CURVE_POINTS = 60
 
 
 def health(project: Project) -> dict[str, Any]:
-    """Worker health: newest heartbeat, labels waiting to be applied and the age of the oldest."""
+    """Worker health: per queue up / busy / absent (:func:`.workers.queue_health`; ``labels`` is
+    the label queue's), labels waiting to be applied and the age of the oldest."""
     now = timezone.now()
-    beat = WorkerHeartbeat.objects.order_by("-last_seen").first()
     waiting = Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
     oldest = waiting.order_by("created").values_list("created", flat=True).first()
     age = (now - oldest).total_seconds() if oldest else 0.0
-    return {"heartbeat": beat.last_seen if beat else None, "worker": beat.hostname if beat else None,
-            "heartbeat_age": (now - beat.last_seen).total_seconds() if beat else None,
-            "labels_waiting": waiting.count(), "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
+    queues = queue_health()
+    return {"queues": queues, "labels": queues[0], "labels_waiting": waiting.count(),
+            "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
 
 
 def annotators(project: Project) -> list[dict[str, Any]]:
@@ -56,32 +54,28 @@ def annotators(project: Project) -> list[dict[str, Any]]:
             for name, secs in sorted(rows.items())]
 
 
-def _checkpoints(n: int) -> list[int]:
-    return sorted({max(1, round(n * k / CURVE_POINTS)) for k in range(1, CURVE_POINTS + 1)}) if n else []
-
-
 def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
-    """The curve points from the decision log (x = items seen or labels spent)."""
-    log = decision_log(project)
-    n = len(log)
-    correct_gold = np.array([d.gold is not None and d.gold == d.prediction for d in log], dtype=float)
-    has_gold = np.array([d.gold is not None for d in log], dtype=float)
-    queried = np.array([d.queried for d in log], dtype=float)
+    """The curve points from the stored checkpoints (:mod:`.stats`) plus the current totals
+    (x = items seen or labels spent); at most ``2 x CURVE_POINTS + 1`` points whatever the stream."""
+    agg, state = aggregates(project)
+    points = [tuple(c) for c in agg.checkpoints]
+    n, n_queried = (state.n_decided, state.n_queried) if state else (0, 0)
+    if n and (not points or points[-1][0] != n):
+        now = (agg.iw_seen, agg.iw_m, agg.iw_s1, agg.iw_s2) if agg.frontier == n else (None,) * 4
+        points.append((n, agg.gold_n, agg.gold_correct, n_queried, *now))
     out: dict[str, list[tuple[float, float]]] = {k: [] for k in (
         "gold", "iw", "iw_low", "iw_high", "gold_by_labels", "iw_by_labels", "query_ratio")}
-    cum_gold, cum_has, cum_q = np.cumsum(correct_gold), np.cumsum(has_gold), np.cumsum(queried)
-    for t in _checkpoints(n):
-        if cum_has[t - 1]:
-            acc = cum_gold[t - 1] / cum_has[t - 1]
+    for t, gold_n, gold_correct, queried, iw_seen, iw_m, s1, s2 in points:
+        if gold_n:
+            acc = gold_correct / gold_n
             out["gold"].append((t, acc))
-            out["gold_by_labels"].append((cum_q[t - 1], acc))
-        out["query_ratio"].append((t, cum_q[t - 1] / t))
-        covered = covered_accuracy(log[:t])
-        if covered.stop < t:
-            continue  # the estimate cannot cover this checkpoint yet
-        est = covered.estimate
+            out["gold_by_labels"].append((queried, acc))
+        out["query_ratio"].append((t, queried / t))
+        if iw_seen is None:
+            continue  # the estimate needs every queried label of its prefix
+        est = iw_estimate(s1, s2, iw_m, iw_seen)
         if est.value is not None and est.low is not None and est.high is not None:
-            out["iw_by_labels"].append((cum_q[t - 1], est.value))
+            out["iw_by_labels"].append((queried, est.value))
             out["iw"].append((t, est.value))
             out["iw_low"].append((t, est.low))
             out["iw_high"].append((t, est.high))

@@ -8,7 +8,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from .access import is_project_admin, project_for
+from .access import project_for, sees_dashboard
 from .dashboard import dashboard_data
 from .models import Project
 from .web import AppRequest
@@ -17,7 +17,7 @@ from .web import AppRequest
 def _dashboard_project(request: AppRequest, pk: int) -> Project:
     """Admins always; annotators of the project when it allows them (403 otherwise)."""
     project = project_for(request.user, pk)
-    if not (is_project_admin(request.user, project) or project.dashboard_for_annotators):
+    if not sees_dashboard(request.user, project):
         raise PermissionDenied("this project's dashboard is for its admins")
     return project
 

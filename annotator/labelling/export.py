@@ -1,6 +1,12 @@
 """Exports: the trained model (``.npz`` + JSON card, via ``learners.model_file.save_model``)
 and the labels (CSV or JSONL rows).
 
+The labels CSV is meant to be opened in spreadsheets, so it neutralises formula injection
+(OWASP "CSV Injection"): a text cell that begins with ``=``, ``+``, ``-``, ``@`` (or their
+full-width forms), a tab or a carriage return gets a leading apostrophe, which spreadsheets
+read as "this is text". Numbers are written as numbers. The JSONL export is for programs and
+keeps every value exactly.
+
 The model file holds the learner exactly as the app stores it, with the project's
 featurizer config, so ``learners.load_model(path).predict(raw_items)`` gives the app's
 predictions without Django.
@@ -23,6 +29,8 @@ from learners.model_file import full_card, model_bytes, save_model
 from .metrics import project_metrics
 from .models import Label, LearnerState, Project
 
+#: first characters that make a spreadsheet read a cell as a formula (OWASP, plus full-width forms)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 LABEL_FIELDS = ("item_id", "seq", "content", "label", "annotator", "seconds", "primary",
                 "applied_version", "created")
 
@@ -76,13 +84,22 @@ def label_rows(project: Project) -> Iterator[dict[str, Any]]:
                "created": lab.created.isoformat()}
 
 
+def spreadsheet_safe(value: Any) -> Any:
+    """``value`` with a leading apostrophe when it is a string a spreadsheet would read as a
+    formula (it starts with one of :data:`FORMULA_STARTS`); anything else unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def labels_csv(project: Project) -> Iterator[str]:
-    """CSV text of :func:`label_rows`, header first, yielded line by line."""
+    """CSV text of :func:`label_rows` with :func:`spreadsheet_safe` cells, header first,
+    yielded line by line."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=LABEL_FIELDS)
     writer.writeheader()
     for row in label_rows(project):
-        writer.writerow(row)
+        writer.writerow({k: spreadsheet_safe(v) for k, v in row.items()})
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()

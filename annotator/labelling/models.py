@@ -18,6 +18,7 @@ from django.utils import timezone
 
 import learners
 from learners.features import make_featurizer
+from learners.uploads.records import MAX_FILENAME_LENGTH
 
 
 def new_token() -> str:
@@ -71,6 +72,9 @@ class Project(models.Model):
                                                  "per day, turned into a target ratio by the arrival rate")
     price_per_label = models.FloatField(null=True, blank=True,
                                         help_text="money per label, for the dashboard's label cost")
+    retention_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="drop the raw content and vector of items decided and not "
+        "queried this many days ago (their decision log stays); None = keep everything")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -146,6 +150,14 @@ def pending_q() -> Q:
     return Q(status=Item.Status.PENDING)
 
 
+def pending_exists(project_ref: Any) -> models.Exists:
+    """SQL ``EXISTS``: the project (a pk or ``OuterRef``) has an item not decided yet, by the
+    ``(project, seq)`` index: the first undecided item has ``seq = learner_state.n_decided``."""
+    decided = LearnerState.objects.filter(project=project_ref).values("n_decided")[:1]
+    return models.Exists(Item.objects.filter(pending_q(), project=project_ref,
+                                              seq__gte=models.Subquery(decided)))
+
+
 def waiting_q(now: Any) -> Q:
     """Items an annotator can lease at ``now``: queued, or leased with a lease that expired.
 
@@ -169,7 +181,9 @@ class ItemQuerySet(models.QuerySet):
     """The item states, one definition each (``now`` defaults to the current time)."""
 
     def pending(self) -> ItemQuerySet:
-        """Not decided yet, see :func:`pending_q`."""
+        """Not decided yet, see :func:`pending_q`. Items are decided in ``seq`` order, so these are
+        the items from ``seq = LearnerState.n_decided`` on; the queries that must stay fast at
+        millions of items say so (:func:`pending_exists`, the stream engine)."""
         return self.filter(pending_q())
 
     def decided(self) -> ItemQuerySet:
@@ -218,9 +232,9 @@ class Item(models.Model):
     seq = models.BigIntegerField(help_text="arrival order within the project (0-based)")
     text = models.TextField(blank=True, default="")
     data = models.BinaryField(null=True, blank=True)
-    filename = models.CharField(max_length=255, blank=True, default="")
+    filename = models.CharField(max_length=MAX_FILENAME_LENGTH, blank=True, default="")
     vector_pairs = models.JSONField(null=True, blank=True)
-    vector = models.BinaryField()
+    vector = models.BinaryField(null=True, help_text="None once dropped by the retention sweep")
     gold = models.JSONField(null=True, blank=True, help_text="known true class (hidden from annotators)")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
@@ -236,7 +250,11 @@ class Item(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "seq"], name="one_seq_per_project")]
-        indexes = [models.Index(fields=["project", "status", "seq"])]
+        # issue 18: no index on the churning status column but this partial one, which holds the
+        # queue only (queued and leased items: a few per annotator), for the lease query and the
+        # waiting counts; pending items are found by seq (decided in seq order, see .stream)
+        indexes = [models.Index(fields=["project", "seq"], name="item_queue",
+                                condition=Q(status__in=["queued", "leased"]))]
         ordering = ["project", "seq"]
 
     def __str__(self) -> str:
@@ -352,6 +370,7 @@ class ImportJob(BackgroundJob, models.Model):
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"
+        CANCELLED = "cancelled"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
@@ -401,10 +420,14 @@ class ProjectChange(models.Model):
 
 
 class WorkerHeartbeat(models.Model):
-    """The last time a Celery worker (by hostname) ran the periodic heartbeat task."""
+    """The last time a Celery worker (by hostname) took the periodic heartbeat task from a queue."""
 
-    hostname = models.CharField(max_length=255, unique=True)
+    hostname = models.CharField(max_length=255)
+    queue = models.CharField(max_length=255, default="")
     last_seen = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hostname", "queue"], name="one_heartbeat_per_queue")]
 
 
 class PlannerRun(BackgroundJob, models.Model):
@@ -415,7 +438,7 @@ class PlannerRun(BackgroundJob, models.Model):
     count (candidate, permutation) replays for the progress bar.
     """
 
-    Status = ImportJob.Status  # the same life cycle: waiting, running, done, failed
+    Status = ImportJob.Status  # the same life cycle: waiting, running, done, failed (, cancelled)
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="planner_runs")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
@@ -428,8 +451,47 @@ class PlannerRun(BackgroundJob, models.Model):
     total = models.PositiveIntegerField(default=0)
     results = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
+    #: items x candidates x runs: item steps replayed (bounded by settings.PLANNER_MAX_COST)
+    cost = models.PositiveBigIntegerField(default=0)
     attempt = models.PositiveIntegerField(default=0)  # as ImportJob's
     heartbeat = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created", "-id"]
+
+
+class StreamStats(models.Model):
+    """Running aggregates of a project's decision log (issue 18, :mod:`.stats`): what the metrics,
+    the dashboard and the model card read instead of the log, so their cost does not grow with
+    the stream. Written only under the learner-state lock (pipeline, undo).
+
+    ``gold_n`` / ``gold_correct``: decided items with a gold class / right predictions among them.
+    ``labels``, ``labels_correct``, ``seconds_sum``, ``seconds_n``: applied primary labels, the
+    ones equal to the logged prediction, and their annotator seconds (labels with a time).
+    ``frontier``: the importance-weighted estimate covers the items with ``seq < frontier``
+    (the stream before the first queried item without an applied label); ``iw_seen``: those
+    items less the skipped queried ones, ``iw_m``: labelled queried items among them,
+    ``iw_s1`` = sum of c/q and ``iw_s2`` = sum of c(1-q)/q^2 over them (c = label right).
+    ``checkpoints``: the curves' points, ``[t, gold_n, gold_correct, queried, iw_seen, iw_m,
+    iw_s1, iw_s2]`` after the first ``t`` decided items, kept every ``step`` decided items (at
+    most 120: the step doubles); the gold and query counts are fixed when item ``t`` is decided,
+    the importance-weighted sums are set once the frontier passes ``t`` (None before, and again
+    after an undo moved the frontier back).
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="stream_stats")
+    gold_n = models.BigIntegerField(default=0)
+    gold_correct = models.BigIntegerField(default=0)
+    labels = models.BigIntegerField(default=0)
+    labels_correct = models.BigIntegerField(default=0)
+    seconds_sum = models.FloatField(default=0.0)
+    seconds_n = models.BigIntegerField(default=0)
+    frontier = models.BigIntegerField(default=0)
+    iw_seen = models.BigIntegerField(default=0)
+    iw_m = models.BigIntegerField(default=0)
+    iw_s1 = models.FloatField(default=0.0)
+    iw_s2 = models.FloatField(default=0.0)
+    step = models.BigIntegerField(default=1)
+    checkpoints = models.JSONField(default=list)
+    retained_from = models.BigIntegerField(default=0, help_text="the retention sweep dropped the "
+                                           "content of the auto items with seq below this")

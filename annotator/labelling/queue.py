@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from .models import Item, Label, Membership, Project
+from .models import Item, Label, Membership, Project, pending_exists
 
 #: A user who found the queue empty counts as active this long (the empty panel polls every 3 s).
 WAITED_SECONDS = 30
@@ -46,4 +46,4 @@ def look_ahead(project: Project) -> int:
 def runs_low(project: Project) -> bool:
     """Fewer items wait than the look-ahead and some are pending: a worker should decide more."""
     return (waiting_count(project) < look_ahead(project)
-            and Item.objects.filter(project=project).pending().exists())
+            and Project.objects.filter(pk=project.pk).filter(pending_exists(project.pk)).exists())

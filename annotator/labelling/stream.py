@@ -19,14 +19,15 @@ import math
 from django.utils import timezone
 
 from . import budget
-from .models import Item, LearnerState, Project
+from .models import Item, LearnerState, Project, StreamStats
 from .queue import look_ahead, waiting_count
-from .rows import save_fields
+from .rows import update_rows
 from .state_store import Locked
+from .stats import record_decisions
 from .vectors import decode
 
 #: Most items loaded per database round trip while deciding (the first batch is the free places).
-BATCH = 256
+BATCH = 2000
 DECISION_FIELDS = ["status", "prediction", "score", "query_prob", "queried", "model_version", "decided_at"]
 
 
@@ -38,8 +39,11 @@ def batch_size(state: LearnerState, places: int) -> int:
     return max(1, min(BATCH, math.ceil(places / ratio)))
 
 
-def advance(lk: Locked) -> int:
-    """Decide pending items until ``look_ahead`` items wait; returns the number decided.
+def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
+    """Decide pending items until ``look_ahead`` items wait, or ``limit`` items were decided
+    (None = no limit); returns the number decided. The decisions of a batch are written by one
+    set-wise statement per chunk (:func:`.rows.update_rows`) and counted in ``stats``
+    (:func:`.stats.record_decisions`; the caller saves it).
 
     Does nothing while the project is paused. The caller saves ``lk`` afterwards.
     """
@@ -51,30 +55,37 @@ def advance(lk: Locked) -> int:
     decided = 0
     learner, n = lk.learner, lk.learner.n_features
     ctl = budget.controller(project, lk.state, learner)
-    while waiting < target:
-        batch = list(Item.objects.filter(project=project).pending()
-                     .order_by("seq").only("id", "seq", "vector")[:batch_size(lk.state, target - waiting)])
+    while waiting < target and (limit is None or decided < limit):
+        size = batch_size(lk.state, target - waiting)
+        if limit is not None:
+            size = min(size, limit - decided)
+        # by the (project, seq) index from the first undecided item (decided in seq order)
+        batch = list(Item.objects.filter(project=project, seq__gte=lk.state.n_decided).pending()
+                     .order_by("seq").values_list("id", "vector", "gold")[:size])
         if not batch:
             break
-        done = []
+        rows = []
         now = timezone.now()
-        for item in batch:
-            x = decode(item.vector, n)
+        queried = 0
+        counted = []
+        for pk, vector, gold in batch:
+            x = decode(vector, n)
             d = learner.decide(x, lk.rng, ctl)
-            item.prediction, item.score, item.query_prob = d.prediction, d.score, d.query_prob
-            item.queried, item.model_version, item.decided_at = d.queried, lk.state.version, now
             if d.queried:
-                item.status = Item.Status.QUEUED
+                status = Item.Status.QUEUED
                 waiting += 1
+                queried += 1
             else:
-                item.status = Item.Status.AUTO
+                status = Item.Status.AUTO
                 learner.observe(x)
-            done.append(item)
+            rows.append((pk, status, d.prediction, d.score, d.query_prob, d.queried, lk.state.version, now))
+            counted.append((gold, d.prediction, d.queried))
             if waiting >= target:
                 break
-        save_fields(done, DECISION_FIELDS)
-        decided += len(done)
-        lk.state.n_decided += len(done)
-        lk.state.n_queried += sum(1 for it in done if it.queried)
+        update_rows(Item, DECISION_FIELDS, rows)
+        record_decisions(stats, lk.state.n_decided, lk.state.n_queried, counted)
+        decided += len(rows)
+        lk.state.n_decided += len(rows)
+        lk.state.n_queried += queried
     lk.state.budget_state = ctl.get_state() if ctl is not None else None
     return decided

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from django.db.models import Q
+from django.db.models import OuterRef, Q
 
-from . import ingest, jobs, pipeline, planner
-from .models import ImportJob, Item, Label, PlannerRun, Project, WorkerHeartbeat
+from . import ingest, jobs, pipeline, planner, retention
+from .models import ImportJob, Label, PlannerRun, Project, WorkerHeartbeat, pending_exists
 
 
 @shared_task(name="annotator.labelling.tasks.apply_labels")
@@ -41,9 +41,8 @@ def import_upload(job_id: int) -> None:
 def projects_needing_work() -> list[int]:
     """Projects with unapplied labels, or running projects with pending items."""
     unapplied = Label.objects.filter(primary=True, applied_version__isnull=True).values("project_id")
-    pending = (Item.objects.pending().filter(project__stream_state=Project.StreamState.RUNNING)
-               .values("project_id"))
-    return list(Project.objects.filter(Q(pk__in=unapplied) | Q(pk__in=pending))
+    pending = pending_exists(OuterRef("pk")) & Q(stream_state=Project.StreamState.RUNNING)
+    return list(Project.objects.filter(Q(pk__in=unapplied) | pending)
                 .order_by("pk").values_list("pk", flat=True))
 
 
@@ -54,9 +53,11 @@ def sweep() -> None:
     Catches labels whose ``apply_labels`` message was never sent (broker down at the time)
     or lost with a killed worker, queues that ran dry while nobody asked, and imports and
     planner runs whose worker died or whose message was lost (:func:`.jobs.restart_stale`).
+    Also drops the content of items past their project's retention window (:mod:`.retention`).
     """
     for project_id in projects_needing_work():
         pipeline.update_project(project_id)
+    retention.sweep_retention()
     from . import enqueue  # enqueue imports this module: the one sender of tasks
 
     for job_id in jobs.restart_stale(ImportJob):
@@ -67,10 +68,13 @@ def sweep() -> None:
 
 @shared_task(name="annotator.labelling.tasks.heartbeat", bind=True)
 def heartbeat(self: Any) -> None:
-    """Periodic: the worker that runs it records that it is alive (the dashboard shows the age)."""
+    """Periodic, sent to each queue: the worker that takes it records that it is alive and serves
+    that queue (the dashboard shows the age per queue, :func:`.dashboard.queue_health`)."""
+    from django.conf import settings
     from django.utils import timezone
 
-    WorkerHeartbeat.objects.update_or_create(hostname=self.request.hostname or "unknown",
+    queue = (self.request.delivery_info or {}).get("routing_key") or settings.CELERY_TASK_DEFAULT_QUEUE
+    WorkerHeartbeat.objects.update_or_create(hostname=self.request.hostname or "unknown", queue=queue,
                                              defaults={"last_seen": timezone.now()})
 
 

@@ -14,6 +14,8 @@ urlpatterns = [
     path("projects/<int:pk>/console/params", console_views.console_params, name="console-params"),
     path("projects/<int:pk>/planner", planner_views.planner, name="planner"),
     path("projects/<int:pk>/planner/<int:run_pk>", planner_views.planner_run, name="planner-run"),
+    path("projects/<int:pk>/planner/<int:run_pk>/cancel", planner_views.planner_cancel,
+         name="planner-cancel"),
     path("projects/<int:pk>/planner/<int:run_pk>/use/<int:index>", planner_views.planner_use,
          name="planner-use"),
     path("projects/<int:pk>/dashboard", dashboard_views.dashboard, name="dashboard"),
@@ -29,4 +31,5 @@ urlpatterns = [
          name="export-labels-jsonl"),
     path("api/projects/<int:pk>/items", api.items, name="api-items"),
     path("api/projects/<int:pk>/metrics", api.metrics, name="api-metrics"),
+    path("api/openapi.json", api.openapi, name="api-openapi"),
 ]

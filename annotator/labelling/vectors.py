@@ -36,8 +36,11 @@ def encode_rows(X: sp.spmatrix | sp.sparray) -> list[bytes]:
     return out
 
 
-def decode(data: bytes | memoryview, n_features: int) -> sp.csr_matrix:
-    """Inverse of :func:`encode`; ValueError if the bytes are not a row of ``n_features``."""
+def decode(data: bytes | memoryview | None, n_features: int) -> sp.csr_matrix:
+    """Inverse of :func:`encode`; ValueError if the bytes are not a row of ``n_features`` or
+    are None (an item whose content the retention sweep dropped, see :mod:`.retention`)."""
+    if data is None:
+        raise ValueError("the item's vector was dropped by the retention sweep")
     buf = bytes(data)
     if len(buf) < _HEADER.itemsize:
         raise ValueError("stored vector is truncated")

@@ -75,24 +75,22 @@ def load(paths: str | Path | Sequence[str | Path], fmt: str = "auto", *, n_featu
     Raises ValueError with a one-line message naming the file (and line) for every problem:
     missing file, unknown format, malformed line, inconsistent feature counts.
     """
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    paths = [Path(p) for p in paths]
-    if not paths:
+    files = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    if not files:
         raise ValueError("no data file given")
-    for p in paths:
+    for p in files:
         if not p.is_file():
             raise ValueError(f"data file not found: {p}")
-    fmts = {detect_format(p) if fmt == "auto" else fmt for p in paths}
+    fmts = {detect_format(p) if fmt == "auto" else fmt for p in files}
     if len(fmts) != 1:
         raise ValueError(f"all data files must have the same format, got {sorted(fmts)}")
     (kind,) = fmts
     if kind not in FORMATS:
         raise ValueError(f"unknown format {kind!r}; valid: auto, {', '.join(FORMATS)}")
     if kind == "libsvm":
-        X, y = _load_libsvm(paths, n_features)
+        X, y = _load_libsvm(files, n_features)
     else:
-        parts = [_load_csv(p, label_column) if kind == "csv" else _load_mat(p) for p in paths]
+        parts = [_load_csv(p, label_column) if kind == "csv" else _load_mat(p) for p in files]
         d = max(Xp.shape[1] for Xp, _ in parts)
         if n_features is not None:
             if n_features < d:
@@ -102,13 +100,13 @@ def load(paths: str | Path | Sequence[str | Path], fmt: str = "auto", *, n_featu
                        for Xp, _ in parts], format="csr")
         y = np.concatenate([yp for _, yp in parts])
     if X.shape[0] == 0:
-        raise ValueError(f"no items in {', '.join(map(str, paths))}")
+        raise ValueError(f"no items in {', '.join(map(str, files))}")
     X = sp.csr_matrix(X, dtype=np.float64)
     X.eliminate_zeros()  # stored zeros ("1:0.0") must not differ from absent features
     X.sort_indices()
     if not np.all(np.isfinite(X.data)):
-        raise ValueError(f"non-finite feature values in {', '.join(map(str, paths))}")
-    return Dataset(X, class_values(y), " + ".join(str(p) for p in paths))
+        raise ValueError(f"non-finite feature values in {', '.join(map(str, files))}")
+    return Dataset(X, class_values(y), " + ".join(str(p) for p in files))
 
 
 def class_values(y: np.ndarray) -> np.ndarray:

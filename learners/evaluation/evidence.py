@@ -132,7 +132,8 @@ def digits_trial(seed: int, labels: int = LABELS) -> dict[str, float]:
 
     out = {}
     for arm in ("kmc", "entropy"):
-        lrn, rng, got = make(arm), np.random.default_rng(seed + 100), set()
+        lrn, rng = make(arm), np.random.default_rng(seed + 100)
+        got: set[int] = set()
         while len(got) < labels:
             for i in range(len(ys)):
                 if i in got:

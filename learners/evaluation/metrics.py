@@ -94,14 +94,19 @@ def importance_weighted_accuracy(correct: np.ndarray, query_prob: np.ndarray,
     q = np.asarray(query_prob, dtype=float)
     if correct.shape != q.shape:
         raise ValueError("correct and query_prob must have the same length")
-    if n_seen <= 0 or len(q) == 0:
-        return Estimate(None, None, None, 0)
     if np.any(q <= 0) or np.any(q > 1):
         raise ValueError("query probabilities must lie in (0, 1]")
-    value = float(np.sum(correct / q) / n_seen)
-    var = float(np.sum(correct * (1.0 - q) / q**2) / n_seen**2)
-    half = Z95 * math.sqrt(var)
-    return Estimate(value, max(0.0, value - half), min(1.0, value + half), len(q))
+    return iw_estimate(float(np.sum(correct / q)), float(np.sum(correct * (1.0 - q) / q**2)), len(q), n_seen)
+
+
+def iw_estimate(s1: float, s2: float, m: int, n_seen: int) -> Estimate:
+    """:func:`importance_weighted_accuracy` from its running sums over the ``m`` queried items:
+    ``s1`` = sum of c/q, ``s2`` = sum of c(1-q)/q^2 (kept incrementally by the app, issue 18)."""
+    if n_seen <= 0 or m == 0:
+        return Estimate(None, None, None, 0)
+    value = s1 / n_seen
+    half = Z95 * math.sqrt(max(0.0, s2) / n_seen**2)
+    return Estimate(value, max(0.0, value - half), min(1.0, value + half), m)
 
 
 #: metric -> True when larger is better (the replay marks the best setting with it)

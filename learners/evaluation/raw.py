@@ -59,11 +59,11 @@ def load_raw(paths: Sequence[str | Path], kind: str, config: dict[str, Any]) -> 
     by ``config``: CSR float64 (n, n_features) rows and class values (ints when every label
     is an integer). ValueError with a one-line message naming the file for every problem."""
     featurizer = make_featurizer(config)
-    paths = [Path(p) for p in paths]
-    if not paths:
+    files = [Path(p) for p in paths]
+    if not files:
         raise ValueError("no data file given")
     parts: list[tuple[sp.csr_matrix, list[Any]]] = []
-    for p in paths:
+    for p in files:
         if not p.is_file():
             raise ValueError(f"data file not found: {p}")
         records = read_records(p, kind)
@@ -74,4 +74,4 @@ def load_raw(paths: Sequence[str | Path], kind: str, config: dict[str, Any]) -> 
         parts.append((X, [r.gold for r in records]))
     X = sp.vstack([x for x, _ in parts], format="csr")
     y = class_values(np.array([g for _, golds in parts for g in golds], dtype=object))
-    return Dataset(X, y, " + ".join(str(p) for p in paths))
+    return Dataset(X, y, " + ".join(str(p) for p in files))

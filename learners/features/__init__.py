@@ -2,9 +2,11 @@
 
 One module per kind (docs/architecture.md, ``learners/``):
 
-* ``image`` (:mod:`.image`): bytes of an image file -> grayscale pixels in [0, 1].
-* ``text`` (:mod:`.text`): str (or UTF-8 bytes) -> hashed word unigrams + bigrams,
-  sublinear counts, L2-normalised.
+* ``image``: ``pixels`` (:mod:`.image`): bytes of an image file -> grayscale pixels in [0, 1];
+  ``deskew-hog`` (:mod:`.image_hog`): deskewed histograms of oriented gradients (scikit-image).
+* ``text``: ``hashed-ngrams`` (:mod:`.text`): str (or UTF-8 bytes) -> hashed word unigrams +
+  bigrams, sublinear counts, L2-normalised; ``minilm`` (:mod:`.embedding`): the 384-d
+  all-MiniLM-L6-v2 sentence embedding (weights from an installed package, run in numpy).
 * ``url`` (:mod:`.url`): str -> hashed lexical tokens plus character counts, L2-normalised.
 * ``vectors`` (:mod:`.vectors`): ``[[index, value], ...]`` or ``{index: value}`` -> the vector.
 
@@ -19,13 +21,15 @@ missing options take their defaults. ``name`` picks one of the kind's featurizer
 (:func:`featurizer_names`); a config without it (stored before names existed) means the
 kind's original featurizer, so its features never change. :data:`DEFAULT` names a new
 project's featurizer of each kind. Featurizer modules are imported on first use, so
-``import learners`` does not pay for Pillow or scikit-learn.
+``import learners`` does not pay for Pillow, scikit-learn or the text embedding.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol, runtime_checkable
+import json
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import scipy.sparse as sp
 
@@ -35,22 +39,39 @@ from .base import BaseFeaturizer, FeatureError
 #: kind's names in the order they are listed to users.
 _FEATURIZERS = {
     "pixels": ("image", ".image"),
+    "deskew-hog": ("image", ".image_hog"),
     "hashed-ngrams": ("text", ".text"),
+    "minilm": ("text", ".embedding"),
     "url-lexical": ("url", ".url"),
     "vectors": ("vectors", ".vectors"),
 }
 KINDS = ("image", "text", "url", "vectors")
 #: what a config without ``name`` means: the one featurizer each kind had before names existed.
 ORIGINAL = {"image": "pixels", "text": "hashed-ngrams", "url": "url-lexical", "vectors": "vectors"}
-#: a new project's featurizer of each kind.
-DEFAULT = dict(ORIGINAL)
+#: a new project's featurizer of each kind: the best measured one (benchmarks/FEATURIZERS.md).
+DEFAULT = {**ORIGINAL, "image": "deskew-hog", "text": "minilm"}
+
+
+#: items/s of each featurizer as benchmarks/featurizers.py measured them (it writes this file)
+SPEEDS_FILE = Path(__file__).with_name("speeds.json")
+
+
+def measured_speed(name: str) -> float | None:
+    """Featurizing speed of featurizer ``name`` in items/s from the last full run of
+    benchmarks/featurizers.py (``SPEEDS_FILE``); None when it was not measured."""
+    try:
+        speeds = json.loads(SPEEDS_FILE.read_text())
+    except FileNotFoundError:
+        return None
+    value = speeds.get(name)
+    return float(value) if value is not None else None
 
 
 @runtime_checkable
 class Featurizer(Protocol):
     """What the app, the replay and exported models rely on."""
 
-    kind: str  # "image" | "text" | "url" | "vectors"
+    kind: ClassVar[str]  # "image" | "text" | "url" | "vectors"
     n_features: int
 
     def config(self) -> dict[str, Any]: ...
@@ -104,5 +125,5 @@ def make_featurizer(config: dict[str, Any]) -> Featurizer:
     return cls(**options)
 
 
-__all__ = ["DEFAULT", "KINDS", "ORIGINAL", "FeatureError", "Featurizer", "default_config",
-           "featurizer_class", "featurizer_names", "make_featurizer"]
+__all__ = ["DEFAULT", "KINDS", "ORIGINAL", "SPEEDS_FILE", "FeatureError", "Featurizer", "default_config",
+           "featurizer_class", "featurizer_names", "make_featurizer", "measured_speed"]

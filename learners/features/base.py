@@ -59,8 +59,9 @@ def empty_rows(n: int, n_features: int) -> sp.csr_matrix:
 class BaseFeaturizer:
     """Base class of every featurizer (implements the ``Featurizer`` protocol).
 
-    Subclasses set ``kind``, ``name``, ``version`` and ``options`` (the :class:`Param` list of their
-    config), compute ``n_features`` in ``__init__`` after calling ``super().__init__``,
+    Subclasses set ``kind``, ``name``, ``version`` and ``options`` (the :class:`Param` list of
+    their config), read their validated options from :meth:`config` into named attributes and
+    compute ``n_features`` in ``__init__`` after calling ``super().__init__``,
     and implement :meth:`_parse` (validate one raw item, raising FeatureError) and
     :meth:`_rows` (turn a list of parsed items into CSR rows).
     """
@@ -77,8 +78,6 @@ class BaseFeaturizer:
 
     def __init__(self, **options: Any) -> None:
         self._options = validate_options(self.kind, self.options, options)
-        for key, value in self._options.items():
-            setattr(self, key, value)
 
     @classmethod
     def default_config(cls) -> dict[str, Any]:

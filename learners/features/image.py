@@ -59,6 +59,35 @@ def _to_gray(im: Image.Image) -> Image.Image:
     return im.convert("L").convert("F")
 
 
+def decode_gray(raw: Any, width: int, height: int, max_pixels: int) -> np.ndarray:
+    """Steps 1-4 of the module docstring: image file bytes -> (height, width) float64 in [0, 1].
+
+    Raises FeatureError for non-bytes, empty, corrupt or too large (> ``max_pixels``) images.
+    """
+    if not isinstance(raw, (bytes, bytearray, memoryview)):
+        raise FeatureError(f"image item must be bytes (the file's content), got {type(raw).__name__}")
+    if len(raw) == 0:
+        raise FeatureError("image is empty (0 bytes)")
+    try:
+        with Image.open(io.BytesIO(raw)) as im:
+            w, h = im.size
+            if w * h > max_pixels:  # header only: nothing decoded yet
+                raise FeatureError(f"image has {w * h} pixels ({w}x{h}), more than the limit of "
+                                   f"{max_pixels}")
+            upright = ImageOps.exif_transpose(im)
+            small = _to_gray(upright).resize((width, height), Image.Resampling.BOX)
+    except FeatureError:
+        raise
+    except UnidentifiedImageError:
+        raise FeatureError("image is corrupt or not an image: the format is not recognised") from None
+    except Image.DecompressionBombError as exc:
+        raise FeatureError(f"image is too large (decompression-bomb guard): {exc}") from None
+    except Exception as exc:  # untrusted bytes: Pillow's decoders raise
+        # OSError, SyntaxError, ValueError, EOFError, struct.error, ... on malformed files.
+        raise FeatureError(f"image is corrupt or not an image: {exc}") from None
+    return np.asarray(small, dtype=np.float64) / 255.0
+
+
 class ImageFeaturizer(BaseFeaturizer):
     """Grayscale ``width`` x ``height`` thumbnail in [0, 1] (module docstring)."""
 
@@ -75,34 +104,15 @@ class ImageFeaturizer(BaseFeaturizer):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        config = self.config()
+        self.width: int = config["width"]
+        self.height: int = config["height"]
+        self.invert: bool = config["invert"]
+        self.max_pixels: int = config["max_pixels"]
         self.n_features = self.width * self.height
 
-    def _check_size(self, im: Image.Image) -> None:
-        w, h = im.size
-        if w * h > self.max_pixels:
-            raise FeatureError(f"image has {w * h} pixels ({w}x{h}), more than the limit of "
-                               f"{self.max_pixels}")
-
     def _parse(self, raw: Any) -> np.ndarray:
-        if not isinstance(raw, (bytes, bytearray, memoryview)):
-            raise FeatureError(f"image item must be bytes (the file's content), got {type(raw).__name__}")
-        if len(raw) == 0:
-            raise FeatureError("image is empty (0 bytes)")
-        try:
-            with Image.open(io.BytesIO(raw)) as im:
-                self._check_size(im)  # header only: nothing decoded yet
-                upright = ImageOps.exif_transpose(im)
-                small = _to_gray(upright).resize((self.width, self.height), Image.Resampling.BOX)
-        except FeatureError:
-            raise
-        except UnidentifiedImageError:
-            raise FeatureError("image is corrupt or not an image: the format is not recognised") from None
-        except Image.DecompressionBombError as exc:
-            raise FeatureError(f"image is too large (decompression-bomb guard): {exc}") from None
-        except Exception as exc:  # untrusted bytes: Pillow's decoders raise
-            # OSError, SyntaxError, ValueError, EOFError, struct.error, ... on malformed files.
-            raise FeatureError(f"image is corrupt or not an image: {exc}") from None
-        pixels = np.asarray(small, dtype=np.float64).reshape(-1) / 255.0
+        pixels = decode_gray(raw, self.width, self.height, self.max_pixels).reshape(-1)
         return 1.0 - pixels if self.invert else pixels
 
     def _rows(self, parsed: Sequence[np.ndarray]) -> sp.csr_matrix:

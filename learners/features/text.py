@@ -51,6 +51,9 @@ class TextFeaturizer(BaseFeaturizer):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        config = self.config()
+        self.n_features = config["n_features"]
+        self.lowercase: bool = config["lowercase"]
         self._vectorizer = HashingVectorizer(
             n_features=self.n_features, ngram_range=(1, 2), token_pattern=TOKEN_PATTERN,
             lowercase=self.lowercase, alternate_sign=False, norm=None, dtype=np.float64)

@@ -68,10 +68,17 @@ class UrlParts:
 
 
 def split_url(url: str) -> UrlParts:
-    """Split ``url`` into its parts (module docstring); never raises."""
+    """Split ``url`` into its parts (module docstring); never raises.
+
+    The one URL splitter of the project: the featurizer and the annotator queue's display use
+    it. A string without ``scheme://`` is read as ``//<string>``, so ``example.com/a`` has
+    host ``example.com`` (tested on the scheme-less URLs of the URL data).
+    """
     if not _HAS_SCHEME.match(url):
         url = "//" + url
-    scheme, authority, path, query, _fragment = _RFC3986.match(url).groups(default="")
+    match = _RFC3986.match(url)
+    assert match is not None  # every group of the RFC 3986 appendix B pattern is optional
+    scheme, authority, path, query, _fragment = match.groups(default="")
     hostport = authority.rpartition("@")[2]
     if hostport.startswith("["):  # [IPv6]:port
         host, _, rest = hostport[1:].partition("]")
@@ -134,6 +141,9 @@ class UrlFeaturizer(BaseFeaturizer):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        config = self.config()
+        self.n_features = config["n_features"]
+        self.lowercase: bool = config["lowercase"]
         self._hasher = FeatureHasher(n_features=self.n_features - len(COUNT_NAMES),
                                      input_type="string", alternate_sign=False, dtype=np.float64)
 

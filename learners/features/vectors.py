@@ -35,14 +35,19 @@ class VectorsFeaturizer(BaseFeaturizer):
               "run from 0 to n_features - 1)", low=1, high=2**26, log=True),
     )
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.n_features = self.config()["n_features"]
+
     def _index(self, key: Any) -> int:
         if isinstance(key, str) and key.strip().isdecimal():
             key = int(key)
         if isinstance(key, bool) or not isinstance(key, numbers.Integral):
             raise FeatureError(f"vector index {key!r} is not an integer")
-        if not 0 <= key < self.n_features:
-            raise FeatureError(f"vector index {key} is out of range 0..{self.n_features - 1}")
-        return int(key)
+        index = int(key)
+        if not 0 <= index < self.n_features:
+            raise FeatureError(f"vector index {index} is out of range 0..{self.n_features - 1}")
+        return index
 
     @staticmethod
     def _value(index: int, value: Any) -> float:

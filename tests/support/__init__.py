@@ -4,7 +4,7 @@
   fail in CI;
 * :mod:`.app` -- projects with real items, users, a real Celery worker process;
 * :mod:`.browser` -- Playwright driving Debian's Chromium;
-* :mod:`.linear` -- stream and replay helpers of the learner tests;
+* :mod:`.linear` -- trajectory, fixed-uniform and calibration helpers of the learner tests;
 * :mod:`.raw_data` -- readers of the raw items in the shared datasets;
 * :mod:`.synthetic` -- small random sparse problems.
 """

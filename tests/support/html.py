@@ -97,6 +97,11 @@ class _Builder(HTMLParser):
         self.stack[-1].children.append(data)
 
 
+def error_text(text: str | bytes) -> str:
+    """The text of the page's error messages (elements of class ``error``), "" when none."""
+    return " ".join(e.text for e in parse(text).find_all(class_="error"))
+
+
 def parse(text: str | bytes) -> Element:
     """The element tree of an HTML page or fragment (root tag ``#document``)."""
     builder = _Builder()

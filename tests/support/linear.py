@@ -4,20 +4,19 @@
   which rounds are queried.
 * :func:`trajectory`: the per-item protocol (decide on every item, learn only when queried)
   recording every decision and a copy of the state after every round.
-* :func:`online_run` / :func:`calibrate_delta`: the paper protocol on a real stream, using
-  ``decide_block`` + ``skip`` between queried items (exact for learners whose decisions do
-  not depend on the round counter, i.e. every learner used with it here).
+* :func:`calibrate_delta`: bisection on log2(delta) for a target query ratio (the real-data
+  tests run the replay engine, ``learners.evaluation.engine.replay``);
+* :func:`assert_two_class_matches_binary`: a two-class multiclass learner tracks its binary
+  counterpart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import learners
 
@@ -44,55 +43,6 @@ def trajectory(lrn: learners.Learner, items: Sequence[Any], labels: Sequence[Any
             lrn.observe(x)
         out.append((d, {k: np.array(v, copy=True) for k, v in lrn.get_state()["arrays"].items()}))
     return out
-
-
-@dataclass
-class Stream:
-    """One permutation of a labelled data set, pre-cut for :func:`online_run`.
-
-    blocks: CSR blocks of ``block`` consecutive rows; rows: each row (dense 1-D or CSR) for
-    ``learn``; codes: class index (0 = negative / classes[0], 1 = positive) per row.
-    """
-
-    blocks: list[sp.csr_matrix]
-    rows: Sequence[Any]
-    codes: np.ndarray
-    block: int
-
-    @classmethod
-    def of(cls, X: sp.csr_matrix, codes: np.ndarray, perm: np.ndarray, dense_rows: bool,
-           block: int = 64) -> Stream:
-        Xp = X[perm]
-        rows = Xp.toarray() if dense_rows else [Xp[i] for i in range(Xp.shape[0])]
-        blocks = [Xp[i:i + block] for i in range(0, Xp.shape[0], block)]
-        return cls(blocks, rows, np.asarray(codes)[perm], block)
-
-
-def online_run(lrn: learners.Learner, stream: Stream, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The paper protocol over one stream: a prediction on every round, learning only when queried.
-
-    One uniform per item (``u < q`` queries), exactly as the per-item ``decide`` loop. Returns
-    ``(predicted class codes (n,), queried (n,) bool)``.
-    """
-    n, B = len(stream.codes), stream.block
-    u = np.random.default_rng(seed).random(n)
-    preds = np.empty(n, dtype=np.int64)
-    queried = np.zeros(n, dtype=bool)
-    i = 0
-    while i < n:
-        c, offset = divmod(i, B)
-        blk = lrn.decide_block(stream.blocks[c])
-        end = c * B + stream.blocks[c].shape[0]
-        hits = np.flatnonzero(u[i:end] < blk.query_probs[offset:])
-        stop = i + int(hits[0]) + 1 if len(hits) else end
-        preds[i:stop] = blk.codes[offset:offset + stop - i]
-        lrn.skip(stop - i)
-        if len(hits):
-            j = stop - 1
-            queried[j] = True
-            lrn.learn(stream.rows[j], lrn.classes[stream.codes[j]])
-        i = stop
-    return preds, queried
 
 
 def calibrate_delta(run_ratio: Callable[[float], float], target: float, lo: float, hi: float,

@@ -1,0 +1,168 @@
+"""Featurizers on raw streams: write ``benchmarks/FEATURIZERS.md`` and the speeds the console shows.
+
+::
+
+    python benchmarks/featurizers.py            # every stream (about 10 min on 2 idle cores)
+    python benchmarks/featurizers.py --quick    # the first 1,500 items of each stream
+
+For each raw stream (:mod:`benchmarks.raw_streams`: SMS spam, AG News, the 10,000 MNIST test
+digits as PNGs, 10,000 URLs benign / malicious; plus the 9,298 USPS digits of
+``matlab/USPS.mat`` as 16x16 PNGs, a second digit set for the image choice) and every
+featurizer of its kind (``learners.features.featurizer_names``):
+
+* **items/s**: the upload file read and featurized through the replay's raw path
+  (:func:`learners.evaluation.raw.load_raw`, the app's parser and featurizer), wall clock;
+* **online accuracy** (predicted before each label, on every item, permutation 0 of
+  :func:`learners.evaluation.engine.run_seeds`) of the best of the cheap first-order learners
+  of the task (``CANDIDATES``) with every label, and with the replay's 10% budget
+  (``--budget 0.1``: ``learners.budget.BudgetController``), with the achieved query ratio.
+  KMC and the OASIS family are left out: their per-item cost on these widths is issue 14
+  item 5's matter (benchmarks/LABEL_EFFICIENCY.md measures every learner).
+
+The featurizing speed of each featurizer (all its streams' items over all their seconds) is
+also written to ``learners/features/speeds.json``, which the console shows beside each
+featurizer choice (:func:`learners.features.measured_speed`): the figure comes from this
+run, on this machine, with whatever else was running (the report states the load average).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import scipy.io
+from PIL import Image
+
+if __package__ in (None, ""):  # run as a script
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.raw_streams import DATA, STREAMS, Stream, prepare
+from learners.evaluation.engine import Setting, make_task, run_once
+from learners.evaluation.raw import featurizer_config, load_raw
+from learners.features import DEFAULT, SPEEDS_FILE, featurizer_names
+from learners.registry import validate_params
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = ("sms", "ag_news", "mnist", "usps", "urls")
+CANDIDATES = {True: ("paa-i", "paa-ii", "pea", "cspaa", "d-ada"),
+              False: ("mpaa-i", "mpaa-ii", "mpea", "md-ada")}
+BUDGET = 0.10
+SEED = 0
+USPS = Stream("usps", "image", "usps.zip", False)
+
+
+def write_usps(path: Path) -> None:
+    """The 9,298 USPS digits (train then test) as 16x16 PNGs in one folder per digit."""
+    mat = scipy.io.loadmat(DATA / "matlab/USPS.mat")
+    images = np.hstack([mat["Train_DAT"], mat["Test_DAT"]]).T  # one row per image, transposed
+    labels = np.concatenate([mat["trainlabels"][0], mat["testlabels"][0]]) % 10  # 10 means 0
+    tmp = path.with_suffix(".part")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
+        for i, (pixels, label) in enumerate(zip(images, labels, strict=True)):
+            buf = io.BytesIO()
+            grid = np.round(pixels.reshape(16, 16).T * 255).astype(np.uint8)
+            Image.fromarray(grid, mode="L").save(buf, "PNG")
+            zf.writestr(zipfile.ZipInfo(f"{label}/{i:05d}.png", date_time=(2000, 1, 1, 0, 0, 0)),
+                        buf.getvalue())
+    tmp.rename(path)
+
+
+def stream_files(cache: Path) -> dict[str, tuple[Stream, Path]]:
+    paths = prepare(cache, [n for n in NAMES if n in STREAMS])
+    usps = cache / USPS.filename
+    if not usps.exists():
+        write_usps(usps)
+    return {**{n: (STREAMS[n], paths[n]) for n in paths}, "usps": (USPS, usps)}
+
+
+def measure(stream: Stream, path: Path, name: str, limit: int | None) -> dict:
+    """Featurizing speed and the best candidate's online accuracy, all labels and 10% budget."""
+    t0 = time.perf_counter()
+    ds = load_raw([path], stream.kind, featurizer_config(stream.kind, name))
+    seconds = time.perf_counter() - t0
+    X, y = (ds.X, ds.y) if limit is None else (ds.X[:limit], ds.y[:limit])
+    task = make_task(y)
+    out = {"n": X.shape[0], "d": X.shape[1], "items": ds.X.shape[0], "seconds": seconds}
+    for mode in ("all", "budget"):
+        best = None
+        for algo in CANDIDATES[task.binary]:
+            if mode == "all":
+                setting = Setting(algo, validate_params(algo, {"query": "all"}))
+            else:
+                setting = Setting(algo, validate_params(algo, {}), budget=BUDGET)
+            m = run_once(setting, X, task, SEED, 0)
+            if best is None or m["accuracy"] > best[1]["accuracy"]:
+                best = (algo, m)
+        out[mode] = {"algo": best[0], "accuracy": best[1]["accuracy"],
+                     "query_ratio": best[1]["query_ratio"]}
+    print(f"{stream.name} / {name}: {ds.X.shape[0] / seconds:.0f} items/s, all {out['all']['accuracy']:.3f} "
+          f"({out['all']['algo']}), 10% {out['budget']['accuracy']:.3f} ({out['budget']['algo']}, "
+          f"q={out['budget']['query_ratio']:.3f})", file=sys.stderr, flush=True)
+    return out
+
+
+def write_report(out: Path, results: dict, args: argparse.Namespace, load: tuple[float, ...]) -> None:
+    lines = [
+        "# Featurizers on raw streams",
+        "",
+        f"Written by `python benchmarks/featurizers.py{' --quick' if args.quick else ''}` "
+        f"(load average at the start {load[0]:.1f}, {os.cpu_count()} cores; figures from one run, "
+        "permutation 0). Items/s: upload file read and featurized through the replay's raw path, wall "
+        "clock. Accuracy: online (prediction before the label, every item) of the best of "
+        f"{', '.join(CANDIDATES[True])} (binary) or {', '.join(CANDIDATES[False])} (multiclass), "
+        f"with every label and with the replay's {BUDGET:.0%} budget (achieved query ratio q). "
+        "**bold** = a new project's default (`learners.features.DEFAULT`).",
+        "",
+        "| stream | featurizer | items | width | items/s | all labels | best | 10% budget | best | q |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (stream, name), r in results.items():
+        kind = (USPS if stream == "usps" else STREAMS[stream]).kind
+        shown = f"**{name}**" if DEFAULT[kind] == name else name
+        lines.append(f"| {stream} | {shown} | {r['n']} | {r['d']} | {r['items'] / r['seconds']:.0f} | "
+                     f"{r['all']['accuracy']:.3f} | {r['all']['algo']} | {r['budget']['accuracy']:.3f} | "
+                     f"{r['budget']['algo']} | {r['budget']['query_ratio']:.3f} |")
+    out.write_text("\n".join(lines) + "\n")
+
+
+def speeds(results: dict) -> dict[str, float]:
+    """Items/s per featurizer name: all its streams' items over all their seconds."""
+    items: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    for (_, name), r in results.items():
+        items[name] = items.get(name, 0) + r["items"]
+        seconds[name] = seconds.get(name, 0.0) + r["seconds"]
+    return {name: round(items[name] / seconds[name], 1) for name in sorted(items)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="first 1,500 items of each stream")
+    parser.add_argument("--cache", default=str(ROOT / "var" / "bench-streams"),
+                        help="folder for the streams' upload files")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "FEATURIZERS.md"))
+    args = parser.parse_args(argv)
+    load = os.getloadavg()
+    files = stream_files(Path(args.cache))
+    limit = 1500 if args.quick else None
+    results = {}
+    for stream_name in NAMES:
+        stream, path = files[stream_name]
+        for name in featurizer_names(stream.kind):
+            results[(stream_name, name)] = measure(stream, path, name, limit)
+    write_report(Path(args.out), results, args, load)
+    if not args.quick:
+        SPEEDS_FILE.write_text(json.dumps(speeds(results), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

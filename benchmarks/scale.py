@@ -1,0 +1,268 @@
+"""Costs as a project's stream grows (issue 18): writes benchmarks/SCALE.md.
+
+    .venv/bin/python benchmarks/scale.py --sizes 10000 100000 1000000 \\
+        --postgres postgres://postgres@127.0.0.1:5432/postgres --redis redis://127.0.0.1:6379/0
+
+Per size N, on a throw-away PostgreSQL database with one real Celery worker (Redis broker), a
+binary text project (paa-i, a 5% label budget, SMS texts cycled; synthetic 8-word texts
+without the dataset):
+
+* JSON API ingest: N items POSTed through the API view (Django test client, batches of
+  ``API_MAX_BATCH``), items/s;
+* decide: the pipeline decides the N-item backlog in this process (look-ahead N), items/s;
+* dashboard (cache cleared, so everything but the cache is recomputed) and the metrics API:
+  median of 5, ms;
+* ``export_model``: the peak resident memory of a fresh process that exports the model, MB;
+* label + next round trip: an annotator labels 200 items through the queue view (the worker
+  applies the labels), p50 / p95 ms;
+* label -> new model version while a backlog is decided: N more items are posted, the worker
+  decides them in chunks while an annotator labels 50 items; time from the label until the
+  learner's version counts it, p50 / p95 ms.
+
+PostgreSQL's autovacuum is left as the server has it (off on the benchmark machine) and no
+VACUUM is run. The "before" figures are the issue's, measured before this work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from appsetup import ROOT, setup
+
+SMS = ROOT.parent / "shared" / "datasets" / "raw_text" / "SMSSpamCollection.gz"
+OUT = ROOT / "benchmarks" / "SCALE.md"
+#: the issue's measurements before this work, per size (10k, 100k, 1M)
+BEFORE = {
+    "ingest_per_s": ("2,290", "2,437", "2,525"),
+    "decide_per_s": ("622-1,253", "585", "674"),
+    "dashboard_ms": ("209", "2,100", "16,600"),
+    "metrics_ms": ("146", "1,200", "6,600"),
+    "export_mb": ("160", "177", "863"),
+    "round_trip_p95_ms": ("29", "40", "371"),
+    "label_to_model_p95_ms": ("-", "-", "-"),
+}
+LABELS = {
+    "ingest_per_s": "JSON API ingest, items/s",
+    "decide_per_s": "decide (inserted -> decided), one worker, items/s",
+    "dashboard_ms": "dashboard, recomputed, ms",
+    "metrics_ms": "metrics API, ms",
+    "export_mb": "`export_model` peak memory, MB",
+    "round_trip_p95_ms": "label + next item round trip p95, ms",
+    "label_to_model_p95_ms": "label -> new model version p95 while a backlog is decided, ms",
+}
+
+
+def texts() -> list[tuple[str, str]]:
+    """(text, gold) pairs to cycle."""
+    if SMS.exists():
+        with gzip.open(SMS, "rt", encoding="utf-8") as fh:
+            return [(t, g) for g, _, t in (line.rstrip("\n").partition("\t") for line in fh)]
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(5000)]
+    return [(" ".join(rng.choice(words, 8)), str(rng.choice(["ham", "spam"]))) for _ in range(5000)]
+
+
+def p(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[max(0, round(q * len(values)) - 1)]
+
+
+def start_worker(log: Path) -> subprocess.Popen:
+    fh = open(log, "w")  # noqa: SIM115 (closed with the process)
+    command = [sys.executable, "-m", "celery", "-A", "annotator", "worker", "--pool=solo",
+               "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"]
+    worker = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ), stdout=fh, stderr=subprocess.STDOUT)
+    time.sleep(3)
+    return worker
+
+
+def export_peak_mb(project_id: int) -> float:
+    """Peak RSS of a fresh process exporting the model (Django set up on the same database)."""
+    code = (
+        "import os, resource, sys, tempfile, django; sys.path.insert(0, '.'); django.setup();"
+        "from annotator.labelling.export import export_model;"
+        "from annotator.labelling.models import Project;"
+        f"export_model(Project.objects.get(pk={project_id}), tempfile.mktemp(suffix='.npz'));"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ), check=True,
+                         capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def post_items(client, project, token: str, pairs, start: int, n: int, batch: int) -> float:
+    """POST items ``start .. start+n`` (cycled texts) through the API; seconds taken."""
+    t0 = time.perf_counter()
+    for a in range(start, start + n, batch):
+        body = {"items": [{"text": pairs[i % len(pairs)][0], "gold": pairs[i % len(pairs)][1]}
+                          for i in range(a, min(start + n, a + batch))]}
+        answer = client.post(f"/api/projects/{project.pk}/items", json.dumps(body),
+                             content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}")
+        assert answer.status_code == 201, answer.content[:300]
+    return time.perf_counter() - t0
+
+
+def run_size(n: int, pairs, worker_log: Path) -> dict[str, float]:
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.cache import cache
+    from django.test import Client
+
+    from annotator.labelling.dashboard import dashboard_data
+    from annotator.labelling.models import Item, LearnerState, Membership, Project
+    from annotator.labelling.pipeline import update_project
+    from annotator.labelling.projects import create_project
+
+    project = create_project(name=f"scale {n}", task="binary", item_kind="text", classes=["ham", "spam"],
+                             algorithm="paa-i", budget_ratio=0.05, look_ahead=n, stream_state="paused")
+    admin = get_user_model().objects.create_user(f"boss{n}", password="pw", is_staff=True)
+    user = get_user_model().objects.create_user(f"ann{n}", password="pw")
+    Membership.objects.create(project=project, user=user)
+    api = Client()
+    out: dict[str, float] = {}
+
+    seconds = post_items(api, project, project.api_token, pairs, 0, n, settings.API_MAX_BATCH)
+    out["ingest_per_s"] = n / seconds
+    print(f"  {n}: ingest {out['ingest_per_s']:.0f} items/s", flush=True)
+
+    Project.objects.filter(pk=project.pk).update(stream_state="running")
+    t0 = time.perf_counter()
+    update_project(project.pk)
+    out["decide_per_s"] = n / (time.perf_counter() - t0)
+    assert not Item.objects.filter(project=project, status="pending").exists()
+    print(f"  {n}: decide {out['decide_per_s']:.0f} items/s", flush=True)
+
+    board = Client()
+    board.force_login(admin)
+    dash, met = [], []
+    for _ in range(5):
+        cache.clear()
+        t0 = time.perf_counter()
+        dashboard_data(project)
+        dash.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        assert board.get(f"/api/projects/{project.pk}/metrics").status_code == 200
+        met.append(time.perf_counter() - t0)
+    out["dashboard_ms"], out["metrics_ms"] = 1e3 * statistics.median(dash), 1e3 * statistics.median(met)
+    out["export_mb"] = export_peak_mb(project.pk)
+    print(f"  {n}: dashboard {out['dashboard_ms']:.1f} ms, metrics {out['metrics_ms']:.1f} ms, "
+          f"export {out['export_mb']:.0f} MB", flush=True)
+
+    # people label with the worker running: a look-ahead of a few items from now on
+    Project.objects.filter(pk=project.pk).update(look_ahead=8)
+    worker = start_worker(worker_log)
+    try:
+        person = Client()
+        person.force_login(user)
+        person.get(f"/projects/{project.pk}/")  # leases the first item
+        trips = []
+        while len(trips) < 200:
+            item = Item.objects.filter(project=project, status="leased", lease_owner=user).first()
+            if item is None:
+                time.sleep(0.05)
+                person.get(f"/projects/{project.pk}/")
+                continue
+            t0 = time.perf_counter()
+            answer = person.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": item.gold},
+                                 HTTP_HX_REQUEST="true")
+            trips.append(time.perf_counter() - t0)
+            assert answer.status_code == 200, answer.content[:300]
+        out["round_trip_p50_ms"], out["round_trip_p95_ms"] = 1e3 * p(trips, 0.5), 1e3 * p(trips, 0.95)
+        print(f"  {n}: round trip p50 {out['round_trip_p50_ms']:.1f} ms, "
+              f"p95 {out['round_trip_p95_ms']:.1f} ms", flush=True)
+
+        # a backlog of n more items, decided by the worker while the annotator labels
+        Project.objects.filter(pk=project.pk).update(look_ahead=n)
+        post_items(api, project, project.api_token, pairs, n, n, settings.API_MAX_BATCH)
+        version = lambda: LearnerState.objects.filter(project=project).values_list("version", flat=True)[0]  # noqa: E731
+        waits, backlog_seen = [], []
+        deadline = time.monotonic() + 600
+        while len(waits) < 50 and time.monotonic() < deadline:
+            item = (Item.objects.filter(project=project, status__in=["queued", "leased"])
+                    .order_by("seq").first())
+            if item is None:
+                time.sleep(0.05)
+                continue
+            backlog_seen.append(Item.objects.filter(project=project, seq__gte=n, status="pending")
+                                .order_by().values("id")[:1].exists())
+            before = version()
+            t0 = time.perf_counter()
+            answer = person.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": item.gold},
+                                 HTTP_HX_REQUEST="true")
+            assert answer.status_code == 200, answer.content[:300]
+            while version() == before:
+                time.sleep(0.002)
+            waits.append(time.perf_counter() - t0)
+            time.sleep(0.1)
+        out["label_to_model_p50_ms"], out["label_to_model_p95_ms"] = 1e3 * p(waits, 0.5), 1e3 * p(waits, 0.95)
+        out["labels_during_backlog"] = sum(backlog_seen)
+        print(f"  {n}: label -> model p50 {out['label_to_model_p50_ms']:.0f} ms, "
+              f"p95 {out['label_to_model_p95_ms']:.0f} ms ({sum(backlog_seen)} of {len(waits)} labels while "
+              "the backlog was being decided)", flush=True)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+    return out
+
+
+def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, source: str) -> str:
+    def size(n: int) -> str:
+        return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k"
+
+    before_cols = {10_000: 0, 100_000: 1, 1_000_000: 2}
+    lines = ["# Costs as the stream grows (issue 18)", "",
+             f"`.venv/bin/python benchmarks/scale.py --sizes {' '.join(map(str, sizes))} "
+             "--postgres ... --redis ...`",
+             f"on this 2-core machine shared with other work; PostgreSQL "
+             f"({url.split('@')[-1].split('/')[0]}, "
+             "autovacuum as configured, no manual VACUUM) + Redis, one Celery worker (solo pool); "
+             f"texts: {source}; binary paa-i with a 5% label budget. Before = the issue's figures.", "",
+             "| measure | " + " | ".join(f"{size(n)} before | {size(n)} now" for n in sizes) + " |",
+             "|---|" + "---|---|" * len(sizes)]
+    for key, label in LABELS.items():
+        cells = []
+        for n in sizes:
+            b = BEFORE[key][before_cols[n]] if n in before_cols else "-"
+            v = results[n].get(key)
+            cells.append(f"{b} | {v:,.0f}" if v is not None and v >= 100 else f"{b} | {v:.1f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", "Other figures (p50s, labels given while the backlog was still being decided):", ""]
+    for n in sizes:
+        r = results[n]
+        lines.append(f"- {size(n)}: round trip p50 {r['round_trip_p50_ms']:.1f} ms; label -> model p50 "
+                     f"{r['label_to_model_p50_ms']:.0f} ms, {r['labels_during_backlog']:.0f} of 50 labels "
+                     "while pending backlog items remained")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--postgres", required=True, help="PostgreSQL server URL")
+    ap.add_argument("--redis", required=True, help="Redis broker URL")
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args()
+    os.environ["ALLOWED_HOSTS"] = "testserver"  # requests go through Django's test client
+    url = setup(args.postgres, args.redis)
+    pairs = texts()
+    source = "SMS Spam Collection, cycled" if SMS.exists() else "synthetic 8-word texts"
+    results = {}
+    log = Path(tempfile.gettempdir()) / f"scale-worker-{os.getpid()}.log"
+    for n in args.sizes:
+        print(f"size {n}", flush=True)
+        results[n] = run_size(n, pairs, log)
+    Path(args.out).write_text(report(args.sizes, results, url, source))
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

