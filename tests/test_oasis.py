@@ -329,7 +329,7 @@ def test_a_2_18_feature_project_is_bounded_by_the_projection():
     from learners.features import default_config, make_featurizer
     from learners.model_file import full_card
 
-    feat = make_featurizer(default_config("text"))
+    feat = make_featurizer(default_config("text", "hashed-ngrams"))
     assert feat.n_features == 2**18
     texts = ["free entry to win a prize now", "see you at home tonight", "call now to claim",
              "are we meeting for lunch", "urgent prize waiting, reply now", "ok thanks"] * 5

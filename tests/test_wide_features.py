@@ -1,4 +1,4 @@
-"""OASIS and KMC on a 2^18-feature project (hashed text, the default text featurizer): bounded in
+"""OASIS and KMC on a 2^18-feature project (hashed text, ``hashed-ngrams``): bounded in
 the replay CLI and in the app (console, planner, stream), and an oversized filter refused up
 front with a clear message in each (issue 14 item 5)."""
 
@@ -14,12 +14,14 @@ from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Item, LearnerState, Membership, PlannerRun
 from annotator.labelling.simulation import simulate
 from learners.evaluation.cli import main
+from learners.features import default_config, make_featurizer
 
 from .support.app import SPAM, member, text_project
 
 TEXTS = [f"{t} {i}" for i, t in enumerate(SPAM * 8)]  # 48 texts, spam on even positions
 LABELS = ["spam" if i % 2 == 0 else "ham" for i in range(len(TEXTS))]
 OVERSIZED = {"m": "100000", "max_dim": "4096"}  # 10 GiB of particles for 3 classes
+HASHED = "hashed-ngrams"  # the hashed word n-grams featurizer: 2^18 columns
 BOUND = 256 * 2**20  # bytes numpy may hold at peak (the raw 2^18 filter needed 2-10 GB)
 
 
@@ -41,15 +43,15 @@ def _peak(fn):
 
 def test_cli_replays_oasis_on_2_18_hashed_features_within_bounded_memory(tmp_path):
     path = _csv(tmp_path)
-    args = ["--data", str(path), "--kind", "text", "--algo", "oasis", "--algo", "osis", "--budget", "0.2",
-            "--runs", "1", "--quiet"]
+    args = ["--data", str(path), "--kind", "text", "--featurizer", HASHED, "--algo", "oasis",
+            "--algo", "osis", "--budget", "0.2", "--runs", "1", "--quiet"]
     code, peak = _peak(lambda: main(args))
     assert code == 0 and peak < BOUND, peak
 
 
 def test_cli_refuses_an_oversized_filter_in_one_line(tmp_path, capsys):
     path = _csv(tmp_path)
-    args = ["--data", str(path), "--kind", "text", "--algo", "oasis", "--quiet"]
+    args = ["--data", str(path), "--kind", "text", "--featurizer", HASHED, "--algo", "oasis", "--quiet"]
     for key, value in OVERSIZED.items():
         args += ["--param", f"{key}={value}"]
     code, peak = _peak(lambda: main(args))
@@ -62,7 +64,8 @@ def test_cli_refuses_an_oversized_filter_in_one_line(tmp_path, capsys):
 @pytest.mark.django_db
 def test_the_app_runs_oasis_on_a_2_18_feature_project_and_refuses_an_oversized_one(client):
     def build():
-        project = text_project(None, algorithm="oasis", params={"s0": 0.1}, look_ahead=4)
+        project = text_project(None, algorithm="oasis", params={"s0": 0.1}, look_ahead=4,
+                               featurizer_config=default_config("text", HASHED))
         import_records(project, [Record(f"line {i}", t, gold=y)
                                  for i, (t, y) in enumerate(zip(TEXTS, LABELS, strict=True))])
         simulate(project)  # the label pipeline, an oracle answering from the gold labels
@@ -96,9 +99,7 @@ def test_the_app_runs_oasis_on_a_2_18_feature_project_and_refuses_an_oversized_o
 
 
 def test_kmc_on_2_18_features_keeps_only_its_labelled_rows():
-    from learners.features import default_config, make_featurizer
-
-    feat = make_featurizer(default_config("text"))
+    feat = make_featurizer(default_config("text", HASHED))
     X = feat.transform(TEXTS)
     lrn = learners.make("kmc", n_features=feat.n_features, classes=["ham", "spam", "other"], delta=0.5)
     import numpy as np
