@@ -17,9 +17,12 @@ from sklearn.datasets import load_svmlight_file
 
 from .records import IngestError, Record, Target, gold_of
 
+#: LIBSVM files number features from 1; the records (and items) number them from 0.
+FIRST_INDEX = 1
+
 
 def _load(data: bytes, n_features: int | None) -> tuple[Any, np.ndarray]:
-    return load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=False,
+    return load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=FIRST_INDEX == 0,
                               dtype=np.float64)
 
 
