@@ -66,3 +66,33 @@ def test_keyboard_focus_is_visible(live_server, chromium_page):
     outline = page.evaluate("(() => { const s = getComputedStyle(document.activeElement); "
                             "return [s.outlineStyle, s.outlineWidth]; })()")
     assert outline[0] != "none" and outline[1] != "0px", outline
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_dashboard_charts_use_the_width_and_draw_the_interval_as_a_band(live_server, chromium_page, size):
+    from annotator.labelling.annotation import lease_next, submit_label
+    from annotator.labelling.models import Membership
+
+    project, _ = create_demo(60)
+    project.params = {**project.params, "delta": 1000.0}  # every item queried
+    project.save()
+    update_project(project.pk)
+    admin = Membership.objects.get(project=project, role="admin").user
+    for _ in range(12):
+        item = lease_next(project, admin)
+        submit_label(project, item.pk, admin, item.gold)
+        update_project(project.pk)
+    page = chromium_page
+    width, height = SIZES[size]
+    page.set_viewport_size({"width": width, "height": height})
+    log_in(page, live_server.url, "admin", "admin-demo")
+    page.goto(f"{live_server.url}/projects/{project.pk}/dashboard")
+    page.wait_for_selector("#chart-accuracy svg polygon.band")
+    sizes = page.evaluate("[...document.querySelectorAll('.charts > div')].map(d => "
+                          "[d.clientWidth, d.querySelector('svg').getBoundingClientRect().width])")
+    main_width = page.evaluate("document.querySelector('main').clientWidth")
+    for box, svg in sizes:
+        assert svg >= box - 20  # the chart fills its box
+    assert sum(box for box, _ in sizes[:2]) >= 0.8 * main_width  # the boxes fill the page
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    screenshot(page, f"pages/dashboard-data-{size}")
