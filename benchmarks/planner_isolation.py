@@ -3,7 +3,8 @@
     python benchmarks/planner_isolation.py [--labels 60] [--planner-items 2000] [--runs 20]
         [--postgres postgres://postgres@127.0.0.1:5432/postgres --redis redis://127.0.0.1:6379/0]
 
-On a throw-away database: the demo digits project to label, and a second project of
+On a throw-away database: the demo digits project to label (its first items decided before the
+run starts), and a second project of
 ``--planner-items`` digits with gold labels on which a planner run of 4 candidates x ``--runs``
 permutations is started. Three set-ups, each with fresh worker processes (``--pool=solo``):
 
@@ -60,7 +61,7 @@ def measure(mode: str, args: argparse.Namespace) -> dict:
     from annotator.labelling.demo import digit_records
     from annotator.labelling.enqueue import labels_changed, run_planner, top_up_if_low
     from annotator.labelling.ingest import import_records
-    from annotator.labelling.models import LearnerState, PlannerRun
+    from annotator.labelling.models import Item, LearnerState, PlannerRun
     from annotator.labelling.planner import cost
     from annotator.labelling.projects import create_project
 
@@ -82,6 +83,12 @@ def measure(mode: str, args: argparse.Namespace) -> dict:
     timed_out = 0
     during = 0
     try:
+        top_up_if_low(project)  # items are decided before the run starts: annotators have work
+        deadline = time.monotonic() + 120
+        while not Item.objects.filter(project=project, status="queued").exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the worker decided no item in 120 s")
+            time.sleep(0.01)
         if mode != "idle":
             candidates = [{"algorithm": "mpaa-i", "delta": d} for d in (0.1, 0.5, 1.0, 4.0)]
             run = PlannerRun.objects.create(project=big, candidates=candidates, runs=args.runs,
@@ -167,7 +174,10 @@ def main() -> None:
                      f"{fmt(r['median'])} | {fmt(r['p95'])} | {fmt(r['max'])} | {r['planner']} |")
     lines += ["", "`idle`: no planner run. `apart`: label queue and heavy queue on separate workers "
               "(production layout). `shared`: one worker process for both queues while the run replays "
-              "(labels wait behind the run)."]
+              "(labels wait behind the run).", "",
+              "Read the latency columns with 'given while the run replayed': a label that timed out waited "
+              "for a worker busy with the run, and labels given after the run ended count in the latencies "
+              "but not as given while it replayed (in `shared`, the first label waits for the whole run)."]
     OUT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
