@@ -20,7 +20,8 @@ SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 def _pages(pk: int) -> dict[str, str]:
     return {"projects": "/", "queue": f"/projects/{pk}/", "console": f"/projects/{pk}/console",
             "dashboard": f"/projects/{pk}/dashboard", "upload": f"/projects/{pk}/upload",
-            "planner": f"/projects/{pk}/planner", "new-project": "/projects/new"}
+            "planner": f"/projects/{pk}/planner", "new-project": "/projects/new",
+            "missing": "/projects/999999/"}
 
 
 def _check_layout(page, width: int) -> None:
@@ -96,3 +97,19 @@ def test_dashboard_charts_use_the_width_and_draw_the_interval_as_a_band(live_ser
     assert sum(box for box, _ in sizes[:2]) >= 0.8 * main_width  # the boxes fill the page
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     screenshot(page, f"pages/dashboard-data-{size}")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_error_pages_keep_the_layout_and_lead_back(live_server, chromium_page, size):
+    project, _ = create_demo(5)
+    page = chromium_page
+    width, height = SIZES[size]
+    page.set_viewport_size({"width": width, "height": height})
+    log_in(page, live_server.url, "annotator", "annotator-demo")
+    for name, path in (("403", f"/projects/{project.pk}/console"), ("404", "/projects/999999/")):
+        page.goto(live_server.url + path)
+        assert page.locator(f"#error-{name} h1").is_visible()
+        _check_layout(page, width)
+        screenshot(page, f"pages/error-{name}-{size}")
+    page.click(".error-nav a >> text=Your projects")
+    page.wait_for_url(f"{live_server.url}/")

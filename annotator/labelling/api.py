@@ -45,12 +45,11 @@ from learners.uploads.tabular import row_record
 from . import enqueue
 from .access import project_for, sees_dashboard, sees_predictions
 from .api_errors import error_response as _error
-from .api_schema import ITEM_STATE, items_body, openapi_document, operation, validate_items_body
+from .api_schema import CONTENT_KEY, ITEM_STATE, items_body, openapi_document, operation, validate_items_body
 from .ingest import IngestError, Record, import_records
 from .metrics import project_metrics
 from .models import Item, Project, new_token
 
-CONTENT_KEY = {"vectors": "vector", "image": "image_base64"}  # text/URL: as in CSV/JSONL uploads
 MAX_IDS = 1000
 WRONG_TOKEN = "wrong token, or no such project"
 
