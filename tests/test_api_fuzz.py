@@ -11,8 +11,11 @@ content type and matches its schema.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import schemathesis
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
@@ -23,16 +26,17 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from annotator.labelling.models import Item
+from annotator.labelling.models import Item, Label
 
-from .support.app import digits_project, text_project
+from .support.app import digits_project, member, text_project
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 #: generated requests per operation, half valid and half invalid by the description
 EXAMPLES = 80
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 OPERATIONS = ["GET /api/projects/{pk}/items", "POST /api/projects/{pk}/items",
-              "GET /api/projects/{pk}/metrics"]
+              "GET /api/projects/{pk}/metrics", "GET /api/projects/{pk}/opinions",
+              "GET /api/projects/{pk}/agreement"]
 
 
 @pytest.fixture
@@ -51,6 +55,11 @@ def projects(transactional_db) -> list:
             text_project(name="fuzz vectors", item_kind="vectors", classes=[0, 1],
                          featurizer_config={"kind": "vectors", "n_features": 64}),
             digits_project(3)]
+    items = list(Item.objects.filter(project=made[0]))  # opinions (one undone) for the opinion answers
+    users = [member(made[0], "ann"), member(made[0], "bob")]
+    for i, (item, user) in enumerate(itertools.product(items, users)):
+        Label.objects.create(item=item, project=made[0], annotator=user, value=["ham", "spam"][i % 3 == 0],
+                             primary=i % 2 == 0, undone_at=timezone.now() if i == 3 else None)
     return [(p.item_kind, p.pk, p.api_token) for p in made]
 
 

@@ -47,8 +47,12 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "export-card": ("get", (LOGIN, 403, 403, 200)),
     "export-labels-csv": ("get", (LOGIN, 403, 403, 200)),
     "export-labels-jsonl": ("get", (LOGIN, 403, 403, 200)),
+    "export-opinions-csv": ("get", (LOGIN, 403, 403, 200)),
+    "export-opinions-jsonl": ("get", (LOGIN, 403, 403, 200)),
     "api-items": ("get", (403, 403, 200, 200)),  # token, or a member's session (read-only)
     "api-metrics": ("get", (403, 403, 403, 200)),  # the project keeps its dashboard for admins
+    "api-opinions": ("get", (403, 403, 403, 200)),  # token, or an admin's session
+    "api-agreement": ("get", (403, 403, 403, 200)),
     "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),

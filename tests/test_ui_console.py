@@ -159,6 +159,7 @@ def test_new_project_offers_each_featurizer_with_its_measured_speed(client, tmp_
     assert shown["minilm"] == ["minilm", "·", "234", "items/s", "·", "default"]
     assert shown["hashed-ngrams"] == ["hashed-ngrams", "·", "5,251", "items/s"]
     assert shown["deskew-hog"][2:4] == ["speed", "not"]  # absent from the file: said so
+    assert '{"max_tokens": 128}' in page.text  # default options shown as the JSON the field takes
 
     made = client.post("/projects/new", {"name": "news", "task": "multiclass", "item_kind": "text",
                                          "classes": "a,b,c,d", "featurizer_name": "hashed-ngrams"})

@@ -150,3 +150,17 @@ def test_planner_runs_on_the_heavy_queue_and_a_cancel_stops_it(transactional_db,
     job.refresh_from_db()
     assert job.status == "cancelled" and 1 <= job.done < job.total == 80
     assert "Received task: annotator.labelling.tasks.run_planner" not in labels.log_path.read_text()
+
+
+@pytest.mark.django_db
+def test_a_running_run_lists_the_settings_it_finished_without_the_final_chart(client):
+    project = digits_project(20)
+    _admin(client, project)
+    result = {"algorithm": "mpaa-i", "delta": 0.5, "items": 20,
+              "mean": {"accuracy": 0.75, "query_ratio": 0.5}, "std": {"accuracy": 0.0, "query_ratio": 0.0}}
+    job = PlannerRun.objects.create(project=project, status="running", runs=2, done=2, total=4,
+                                    candidates=[{"algorithm": "mpaa-i", "delta": 0.5},
+                                                {"algorithm": "mpaa-i", "delta": 1.0}], results=[result])
+    panel = client.get(f"/projects/{project.pk}/planner/{job.pk}").content.decode()
+    assert "1 of 2 setting(s) done" in panel and "delta=0.5: accuracy 0.7500" in panel
+    assert "<svg" not in panel and "use this setting" not in panel and "Cancel" in panel

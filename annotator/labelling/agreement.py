@@ -24,6 +24,7 @@ from typing import Any
 
 import krippendorff
 import numpy as np
+from django.db.models import Count
 from sklearn.metrics import cohen_kappa_score
 
 from .models import Label, Project
@@ -103,9 +104,12 @@ def _codes(values: Iterable[Hashable]) -> dict[Hashable, int]:
 
 
 def project_opinions(project: Project) -> list[Opinion]:
-    """The project's opinions (see the module docstring), in label order."""
-    rows = (Label.objects.filter(project=project, undone_at__isnull=True, annotator__isnull=False)
-            .order_by("id").values_list("item_id", "annotator__username", "value"))
+    """The project's opinions (see the module docstring) on the items with two or more of them,
+    in label order (the database leaves out the rest: most items have one label)."""
+    standing = Label.objects.filter(project=project, undone_at__isnull=True, annotator__isnull=False)
+    overlapped = standing.values("item_id").annotate(n=Count("id")).filter(n__gte=2).values("item_id")
+    rows = (standing.filter(item_id__in=overlapped).order_by("id")
+            .values_list("item_id", "annotator__username", "value"))
     return [(item, annotator, value) for item, annotator, value in rows]
 
 

@@ -16,6 +16,12 @@ project), or a logged-in member's session (handy for the dashboard).
   for an annotator's session when the project hides the model's guess from annotators.
 * ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
   annotator's session when the project keeps its dashboard for admins.
+* ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
+  label of the project, undone ones too, in label order (:func:`.export.opinion_rows`), at most
+  ``OPINIONS_PAGE`` per answer; ``next`` is the ``after`` of the next page (null on the last).
+* ``GET /api/projects/<id>/agreement`` -> :func:`.agreement.project_agreement` (Cohen's kappa
+  per pair of annotators and Krippendorff's alpha, each with its number of items).
+  Both are for the project's token and its admins' sessions (403 for an annotator's).
 
 The OpenAPI 3.1 description is ``GET /api/openapi.json``, generated from the declarations in
 :mod:`.api_schema` (whose schemas also validate the ``POST`` bodies).
@@ -43,14 +49,25 @@ from learners.uploads.records import checked_filename
 from learners.uploads.tabular import row_record
 
 from . import enqueue
-from .access import project_for, sees_dashboard, sees_predictions
+from .access import is_project_admin, project_for, sees_dashboard, sees_predictions
+from .agreement import project_agreement
 from .api_errors import error_response as _error
-from .api_schema import CONTENT_KEY, ITEM_STATE, items_body, openapi_document, operation, validate_items_body
+from .api_schema import (
+    CONTENT_KEY,
+    ITEM_STATE,
+    OPINION,
+    items_body,
+    openapi_document,
+    operation,
+    validate_items_body,
+)
+from .export import opinion_rows
 from .ingest import IngestError, Record, import_records
 from .metrics import project_metrics
 from .models import Item, Project, new_token
 
 MAX_IDS = 1000
+OPINIONS_PAGE = 1000
 WRONG_TOKEN = "wrong token, or no such project"
 
 
@@ -161,6 +178,52 @@ def metrics(request: HttpRequest, pk: int) -> JsonResponse:
         raise PermissionDenied("this project's metrics are for its admins (its dashboard is hidden "
                                "from annotators)")
     return JsonResponse(project_metrics(project))
+
+
+def _admin_project(request: HttpRequest, pk: int) -> Project:
+    """The project for its token or one of its admins' sessions; 403 for an annotator's."""
+    project, user = _authorized_project(request, pk)
+    if user is not None and not is_project_admin(user, project):
+        raise PermissionDenied("this is for the project's admins")
+    return project
+
+
+AFTER = {"name": "after", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0},
+         "description": "label id to start after (0, the default: from the first label)"}
+OPINIONS_OUT = {"type": "object", "required": ["opinions", "next"], "properties": {
+    "opinions": {"type": "array", "items": OPINION},
+    "next": {"type": ["integer", "null"], "description": "the 'after' of the next page; null: last page"}}}
+FIGURE = {"type": ["number", "null"], "description": "null when undefined (no item, or a single class)"}
+AGREEMENT_OUT = {"type": "object", "required": ["alpha", "pairs"], "properties": {
+    "alpha": {"type": "object", "required": ["value", "n_items"],
+              "properties": {"value": FIGURE, "n_items": {"type": "integer"}}},
+    "pairs": {"type": "array", "items": {"type": "object", "required": ["annotators", "kappa", "n_items"],
+              "properties": {"annotators": {"type": "array", "items": {"type": "string"}},
+                             "kappa": FIGURE, "n_items": {"type": "integer"}}}}}}
+
+
+@operation(get={"summary": "Every opinion (label) given in the project, undone ones too, a page at a time",
+                "parameters": [AFTER], "answers": {200: ("a page of opinions in label order", OPINIONS_OUT)}})
+@require_GET
+def opinions(request: HttpRequest, pk: int) -> JsonResponse:
+    project = _admin_project(request, pk)
+    try:
+        after = int(request.GET.get("after", "0"))
+    except ValueError:
+        return _error("after must be a label id (an integer)")
+    if after < 0:
+        return _error("after must be 0 or more")
+    rows = list(opinion_rows(project, after=after, limit=OPINIONS_PAGE + 1))
+    more = len(rows) > OPINIONS_PAGE
+    rows = rows[:OPINIONS_PAGE]
+    return JsonResponse({"opinions": rows, "next": rows[-1]["label_id"] if more else None})
+
+
+@operation(get={"summary": "Agreement between annotators: Cohen's kappa per pair, Krippendorff's alpha",
+                "answers": {200: ("the figures, each with its number of items", AGREEMENT_OUT)}})
+@require_GET
+def agreement(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(project_agreement(_admin_project(request, pk)))
 
 
 @require_GET

@@ -9,6 +9,7 @@ effect for the next decision (the pipeline reads the project at every run).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -240,9 +241,11 @@ def speed_text(name: str) -> str:
 
 
 def featurizer_choices() -> list[dict[str, Any]]:
-    """Per item kind, each featurizer with its measured speed, default flag and default options."""
-    def options(kind: str, name: str) -> dict[str, Any]:
-        return {o: v for o, v in default_config(kind, name).items() if o not in ("kind", "name", "version")}
+    """Per item kind, each featurizer with its measured speed, default flag and default options
+    (JSON text)."""
+    def options(kind: str, name: str) -> str:  # as the JSON the options field takes
+        return json.dumps({o: v for o, v in default_config(kind, name).items()
+                           if o not in ("kind", "name", "version")})
 
     return [{"kind": kind, "featurizers": [
         {"name": name, "speed": speed_text(name), "default": name == DEFAULT[kind],

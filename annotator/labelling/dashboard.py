@@ -1,6 +1,7 @@
 """What the live dashboard shows: numbers, worker health and curves (inline SVG), per project.
 
 :func:`dashboard_data` adds to :func:`.metrics.project_metrics` the per-annotator figures, the
+agreement between annotators (:func:`.agreement.project_agreement`, shown to admins only), the
 label cost, the worker health and the curves. It is polled every 2 s, so it is cached per
 process and recomputed only when the project changed: the key is the learner state's
 revision (bumped by every pipeline save: labels applied, items decided) plus the newest label
@@ -21,6 +22,7 @@ from django.utils import timezone
 from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
 
+from .agreement import project_agreement
 from .metrics import aggregates, project_metrics
 from .models import Item, Label, LearnerState, Project
 from .queue import waiting_count
@@ -144,6 +146,7 @@ def dashboard_data(project: Project) -> dict[str, Any]:
                 "iw_blocker": iw_blocker(project, metrics),
                 "cost": None if project.price_per_label is None
                 else project.price_per_label * metrics["labels"]}
+        data["agreement"] = project_agreement(project)
         cache.set(key, data, 300)
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
     # waiting changes with the clock (a lease expires) and with leases, which the fingerprint misses

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from .access import project_for, sees_dashboard
+from .access import is_project_admin, project_for, sees_dashboard
 from .dashboard import dashboard_data
 from .models import Project
 from .web import AppRequest
@@ -22,11 +24,19 @@ def _dashboard_project(request: AppRequest, pk: int) -> Project:
     return project
 
 
+def _context(request: AppRequest, project: Project) -> dict[str, Any]:
+    """The dashboard's figures; the agreement between annotators is for admins only."""
+    data = dashboard_data(project)
+    if not is_project_admin(request.user, project):
+        data.pop("agreement")
+    return {"project": project, **data}
+
+
 @login_required
 @require_GET
 def dashboard(request: AppRequest, pk: int) -> HttpResponse:
     project = _dashboard_project(request, pk)
-    return render(request, "labelling/dashboard.html", {"project": project, **dashboard_data(project)})
+    return render(request, "labelling/dashboard.html", _context(request, project))
 
 
 @login_required
@@ -34,4 +44,4 @@ def dashboard(request: AppRequest, pk: int) -> HttpResponse:
 def dashboard_panel(request: AppRequest, pk: int) -> HttpResponse:
     """The numbers and charts alone (what the page's htmx poll swaps in)."""
     project = _dashboard_project(request, pk)
-    return render(request, "labelling/_dashboard_panel.html", {"project": project, **dashboard_data(project)})
+    return render(request, "labelling/_dashboard_panel.html", _context(request, project))

@@ -79,7 +79,8 @@ def planner_run(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(PlannerRun, pk=run_pk, project=project)
     return render(request, "labelling/_planner_run.html",
-                  {"project": project, "job": job, "chart": chart(job) if job.results else ""})
+                  {"project": project, "job": job,
+                   "chart": chart(job) if job.results and job.status == PlannerRun.Status.DONE else ""})
 
 
 @login_required

@@ -131,11 +131,12 @@ def export_model(request: AppRequest, pk: int, what: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def export_labels(request: AppRequest, pk: int, fmt: str) -> StreamingHttpResponse:
-    """All labels of the project as ``csv`` or ``jsonl``. Project admins only."""
+def export_table(request: AppRequest, pk: int, table: str, fmt: str) -> StreamingHttpResponse:
+    """The project's ``labels`` or ``opinions`` (:data:`.export.TABLES`) as ``csv`` or ``jsonl``.
+    Project admins only."""
     project = project_for(request.user, pk, admin=True)
-    body = export.labels_csv(project) if fmt == "csv" else export.labels_jsonl(project)
+    body = export.table_csv(project, table) if fmt == "csv" else export.table_jsonl(project, table)
     content_type = "text/csv" if fmt == "csv" else "application/jsonl"
     response = StreamingHttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="labels-{project.pk}.{fmt}"'
+    response["Content-Disposition"] = f'attachment; filename="{table}-{project.pk}.{fmt}"'
     return response
