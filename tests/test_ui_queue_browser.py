@@ -77,3 +77,20 @@ def test_empty_states_and_vectors_look_right(live_server, chromium_page, size):
     assert page.inner_text(".vector-grid dt >> nth=0") == "1"
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     screenshot(page, f"pages/queue-vectors-{size}")
+
+
+def test_back_and_forward_never_show_an_item_already_labelled(live_server, chromium_page):
+    project, _ = create_demo(30)
+    update_project(project.pk)
+    page = chromium_page
+    log_in(page, live_server.url, "annotator", "annotator-demo")
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+    page.wait_for_selector("#queue-item[data-ready='1']")
+    first = page.get_attribute("#queue-item", "data-item")
+    page.keyboard.press(str(Item.objects.get(pk=int(first)).gold))
+    wait_until(page, "(first) => document.querySelector('#queue-item')?.dataset.item !== first", first)
+    shown = page.get_attribute("#queue-item", "data-item")
+    page.goto(f"{live_server.url}/")  # away, then back
+    page.go_back()
+    page.wait_for_selector("#queue-item[data-ready='1']")
+    assert page.get_attribute("#queue-item", "data-item") == shown  # the current lease, not the first
