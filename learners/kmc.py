@@ -7,7 +7,10 @@ and prediction by the softmax of the K mean scores (section 1.6). The query rule
 streaming adaptation of section 6.3 (the paper is pool-based):
 
 1. **Cold start**: query with probability 1 until every class has a label (the paper starts
-   with at least one label per class, section 5.4).
+   with at least one label per class, section 5.4), or, once two classes have one, until
+   ``cold_start_patience`` labels in a row bring no new class (a declared class may never
+   appear in a stream; waiting for it queried every item forever). A class without a label
+   has all -1 targets in its one-vs-rest machine until its first label arrives.
 2. **Phase-1 analogue (entropy gate)**: the normalised entropy ``h = H(p)/ln K`` of the
    softmax; the item passes the gate when its rank among the recent entropies is in the top
    ``rho`` (``rho = max(gate, 2 b)``, so that a large target rate is reachable).
@@ -82,7 +85,7 @@ class KMC(Learner):
                  score: str = "kmc", gate: float = 0.2, floor: float = 0.1, window: int = 500,
                  refit_every: int = 1, full_refit_every: int = 50, warm_iter: int = 3,
                  max_iter: int = 50, max_basis: int = 500, freeze_width_after: int = 20,
-                 alpha_min: float = 1e-2, **common: Any) -> None:
+                 alpha_min: float = 1e-2, cold_start_patience: int = 50, **common: Any) -> None:
         super().__init__(n_features, classes, **common)
         self.C, self.constraint, self.alpha_update = float(C), constraint, alpha_update
         self.kernel_scale, self.alpha_min = float(kernel_scale), float(alpha_min)
@@ -91,6 +94,7 @@ class KMC(Learner):
         self.refit_every, self.full_refit_every = int(refit_every), int(full_refit_every)
         self.warm_iter, self.max_iter = int(warm_iter), int(max_iter)
         self.max_basis, self.freeze_width_after = int(max_basis), int(freeze_width_after)
+        self.cold_start_patience = int(cold_start_patience)
         k = len(self.classes)
         self.X = sp.csr_matrix((0, n_features))  # labelled items (n, d)
         self.sq = np.zeros(0)  # their squared norms (n,)
@@ -102,6 +106,7 @@ class KMC(Learner):
         self.g = float(kernel_scale)
         self.frozen = False
         self.since_full = 0
+        self.cold_streak = 0  # cold-start labels in a row that brought no new class
         self.windows = {name: ScoreWindow(window) for name in ("h", "sc", "omega")}
         self._cache: tuple[bytes, float, float, float] | None = None
         self._k = k
@@ -112,7 +117,8 @@ class KMC(Learner):
                 "floor": self.floor, "window": self.window, "refit_every": self.refit_every,
                 "full_refit_every": self.full_refit_every, "warm_iter": self.warm_iter,
                 "max_iter": self.max_iter, "max_basis": self.max_basis,
-                "freeze_width_after": self.freeze_width_after, "alpha_min": self.alpha_min}
+                "freeze_width_after": self.freeze_width_after, "alpha_min": self.alpha_min,
+                "cold_start_patience": self.cold_start_patience}
 
     # ------------------------------------------------------------- scoring
     def _row(self, idx: np.ndarray, vals: np.ndarray) -> sp.csr_matrix:
@@ -151,7 +157,7 @@ class KMC(Learner):
             return code, h, 0.0
         # DEVIATION: a per-item query probability (entropy gate, phase-2 rank, target rate b) in
         # place of the paper's pool-based top-S / eq. 18 argmin (docs/algorithms/kmc.md).
-        if self.fits is None:  # cold start: some class has no label yet
+        if self.fits is None:  # cold start (see the module docstring)
             self._cache = None
             return code, h, 1.0
         sc = self.scorer.score(phi) if self.scorer is not None and self.score_rule == "kmc" else 0.0
@@ -198,11 +204,18 @@ class KMC(Learner):
         x = self._row(idx, vals)
         if not self.frozen:
             self.width.add(x)
+        new_class = not np.any(self.codes == code)
         self._append(x, code)
         forced = len(self.codes) > self.max_basis and self._forget_one()
         self.since_full += 1
-        if len(np.unique(self.codes)) < self._k:
-            return  # cold start goes on: no model until every class has a label
+        if self.fits is None:
+            self.cold_streak = 0 if new_class else self.cold_streak + 1
+            seen = len(np.unique(self.codes))
+            # DEVIATION (docs/algorithms/kmc.md): the cold start also ends after
+            # cold_start_patience labels in a row bring no new class; the paper starts with a
+            # label of every class, but a declared class may never appear in a stream.
+            if seen < self._k and (seen < 2 or self.cold_streak < self.cold_start_patience):
+                return
         n_labels = self.n_labels + 1
         if not self.frozen:
             self.g = self.width.gamma(self.kernel_scale)
@@ -276,6 +289,7 @@ class KMC(Learner):
     # ---------------------------------------------------------------- state
     def _state_meta(self) -> dict[str, Any]:
         return {"g": self.g, "frozen": self.frozen, "since_full": self.since_full,
+                "cold_streak": self.cold_streak,
                 "fitted": self.fits is not None, "width_n": self.width.n, "width_sq": self.width.sq,
                 "windows": {k: [w.count, w.next] for k, w in self.windows.items()}}
 
@@ -298,6 +312,7 @@ class KMC(Learner):
                                                          float(extra["width_sq"]))
         self.g, self.frozen = float(extra["g"]), bool(extra["frozen"])
         self.since_full = int(extra["since_full"])
+        self.cold_streak = int(extra.get("cold_streak", 0))
         for name, (count, nxt) in extra["windows"].items():
             w = self.windows[name]
             w.values, w.count, w.next = arrays[f"win_{name}"], int(count), int(nxt)
@@ -358,6 +373,9 @@ register(
               low=1, high=100_000),
         Param("alpha_min", 1e-2, float, "floor on the ARD precisions (keeps separable fits finite)",
               low=0.0, low_open=True, log=True),
+        Param("cold_start_patience", 50, int, "the cold start (every item queried) ends when every "
+              "class has a label, or after this many labels in a row bring no new class",
+              low=1, high=100_000, log=True),
     ),
     summary="KMC: Bayesian + max-margin kernel machine committee (one-vs-rest, RBF), "
             "entropy gate + KMC-vector score on a stream",
