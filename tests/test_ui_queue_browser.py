@@ -35,10 +35,14 @@ def test_a_key_press_shows_saving_then_saved(live_server, chromium_page, size):
     page.route("**/label", lambda route: held.append(route))  # a slow server: the request waits here
     page.keyboard.press(str(Item.objects.get(pk=int(first)).gold))
     page.wait_for_selector("#save-state.htmx-request")
-    assert saving.is_visible() and saving.inner_text() == "saving…"
+    saving.wait_for(state="visible", timeout=5000)  # the request is held: it stays in flight
+    assert saving.inner_text() == "saving…"
     screenshot(page, f"pages/queue-saving-{size}")
-    while not held:  # htmx marks the request before it reaches the network
+    for _ in range(250):  # htmx marks the request before it reaches the network
+        if held:
+            break
         page.wait_for_timeout(20)
+    assert held, "the label request never reached the network"
     held[0].continue_()
     wait_until(page, "(first) => document.querySelector('#queue-item')?.dataset.item !== first", first)
     saved = page.locator("#save-state .saved")
