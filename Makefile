@@ -37,8 +37,9 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy $(MYPY_PATHS)
 
-# Runs migrations and the demo, then one Celery worker (with the periodic sweep, -B) in the
-# background and the Django development server in the foreground; Ctrl-C stops both.
+# Runs migrations and the demo, then one Celery worker for both queues (labels, and the heavy
+# one of imports and planner runs; with the periodic sweep, -B) in the background and the
+# Django development server in the foreground; Ctrl-C stops both.
 run: install
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput -v0
 	$(RUN_ENV) $(BIN)/python manage.py demo

@@ -15,19 +15,28 @@ Environment variables (all optional for local development):
   process (the same code path as with Redis), and messages are plain files that survive a
   restart of either process. It suits one machine; use Redis or RabbitMQ for several hosts.
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
+* ``CELERY_HEAVY_QUEUE``: queue of imports and planner runs (default ``<queue>-heavy``).
+* ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
 * ``MAX_UPLOAD_BYTES``: largest accepted upload (default 50 MB).
 * ``VAR_DIR``: folder for the SQLite file and the broker folders (default ``<repo>/var``).
+* ``LOGIN_FAILURE_LIMIT`` (default 5) and ``LOGIN_COOLOFF_MINUTES`` (default 15): login
+  throttling, see ``AXES_*`` below.
+* ``LOG_LEVEL`` (default ``INFO``) and ``LOG_FILE`` (optional): see :func:`logging_config`;
+  every 500 is logged with its traceback.
 """
 
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -70,12 +79,16 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",  # login throttling (see AXES_* below)
+    "csp",  # Content-Security-Policy header (see CONTENT_SECURITY_POLICY below)
     "annotator.labelling",
 ]
 
 MIDDLEWARE = [
+    "annotator.labelling.api_errors.ApiErrorMiddleware",  # outermost: sees every answer under /api/
     "annotator.labelling.limits.RequestSizeLimitMiddleware",  # before anything reads the body
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -83,7 +96,39 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: answers a locked-out login with 429
 ]
+
+# Login throttling (django-axes; Django has none): after LOGIN_FAILURE_LIMIT wrong passwords
+# for one username from one address, that pair is refused (429) for LOGIN_COOLOFF_MINUTES
+# even with the right password; a success resets the count. Per (username, address) so that
+# one attacker cannot lock every user out, nor one user lock out an office behind one address.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", 5))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_COOLOFF_MINUTES", 15)))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_USERNAME_CALLABLE = "annotator.labelling.throttle.axes_username"  # bounded to its column
+
+# Content-Security-Policy (django-csp; Django 5.2 has none built in, 6.0 will): only this
+# site's own scripts, styles, fonts and requests, images also as data: URIs (the queue inlines
+# small images); no inline script or style anywhere (htmx's indicator style is turned off in
+# base.html), no plugins, no framing, forms post only here.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 ROOT_URLCONF = "annotator.urls"
 WSGI_APPLICATION = "annotator.wsgi.application"
@@ -164,6 +209,15 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "polling_interval": 0.1,
     }
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotator")
+# Heavy work apart from labelling (issue 15): imports and delta-planner runs go to their own
+# queue, so a long one never holds the workers that apply labels and decide items. A worker
+# started without -Q consumes both queues (`make run`); in production run
+# `celery -A annotator worker -Q <default>` and `celery -A annotator worker -Q <default>-heavy`
+# apart (docs/operations.md).
+CELERY_HEAVY_QUEUE = os.environ.get("CELERY_HEAVY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-heavy")
+CELERY_TASK_QUEUES = [Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(CELERY_HEAVY_QUEUE)]
+CELERY_TASK_ROUTES = {f"annotator.labelling.tasks.{name}": {"queue": CELERY_HEAVY_QUEUE}
+                      for name in ("import_upload", "run_planner")}
 # Keep the worker's database connection between tasks (Celery otherwise closes it after every
 # task); annotator/celery.py closes it like Django does between requests: when broken or older
 # than CONN_MAX_AGE.
@@ -196,13 +250,42 @@ JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", 60))
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "annotator.labelling.tasks.sweep", "schedule": SWEEP_SECONDS},
-    # the dashboard's worker health: a worker that runs this records its hostname and the time
-    "heartbeat": {"task": "annotator.labelling.tasks.heartbeat", "schedule": HEARTBEAT_SECONDS},
+    # the dashboard's worker health, per queue: a worker that takes this from the queue records
+    # its hostname, the queue and the time
+    **{f"heartbeat {queue}": {"task": "annotator.labelling.tasks.heartbeat", "schedule": HEARTBEAT_SECONDS,
+                              "options": {"queue": queue}}
+       for queue in (CELERY_TASK_DEFAULT_QUEUE, CELERY_HEAVY_QUEUE)},
 }
+#: The delta planner refuses a run whose cost (items x candidates x permutations, the number of
+#: item steps it replays) is above this (issue 15: a text project took 25 min and 10 GB).
+PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"annotator": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")}},
-}
+
+
+def logging_config(level: str, log_file: str | None) -> dict:
+    """The LOGGING dict: the app's own loggers at ``level`` and every 500 (Django's
+    ``django.request`` errors, with their traceback) to stderr, and to ``log_file`` when given.
+
+    Django's default sends ``django.request`` errors to stderr only when DEBUG is on (and
+    mails them to ADMINS otherwise): without this, production 500s would be logged nowhere.
+    """
+    handlers: dict = {"console": {"class": "logging.StreamHandler", "formatter": "plain"}}
+    if log_file:
+        # WatchedFileHandler reopens the file after logrotate moved it
+        handlers["file"] = {"class": "logging.handlers.WatchedFileHandler", "filename": log_file,
+                            "formatter": "plain"}
+    names = list(handlers)
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+        "handlers": handlers,
+        "loggers": {
+            "annotator": {"handlers": names, "level": level},
+            "django.request": {"handlers": names, "level": "ERROR", "propagate": False},
+        },
+    }
+
+
+#: ``LOG_LEVEL`` (default INFO) for the app's loggers; ``LOG_FILE``: also log to this file.
+LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"), os.environ.get("LOG_FILE") or None)

@@ -11,7 +11,9 @@ digits as PNGs, 10,000 URLs benign / malicious; plus the 9,298 USPS digits of
 featurizer of its kind (``learners.features.featurizer_names``):
 
 * **items/s**: the upload file read and featurized through the replay's raw path
-  (:func:`learners.evaluation.raw.load_raw`, the app's parser and featurizer), wall clock;
+  (:func:`learners.evaluation.raw.load_raw`, the app's parser and featurizer) on one core
+  (BLAS held to one thread), per second of this process's CPU time, so that other work on a
+  shared machine does not move it; the wall-clock figure is reported beside it;
 * **online accuracy** (predicted before each label, on every item, permutation 0 of
   :func:`learners.evaluation.engine.run_seeds`) of the best of the cheap first-order learners
   of the task (``CANDIDATES``) with every label, and with the replay's 10% budget
@@ -19,7 +21,8 @@ featurizer of its kind (``learners.features.featurizer_names``):
   KMC and the OASIS family are left out: their per-item cost on these widths is issue 14
   item 5's matter (benchmarks/LABEL_EFFICIENCY.md measures every learner).
 
-The featurizing speed of each featurizer (all its streams' items over all their seconds) is
+The (stream, featurizer) cells run in ``--jobs`` worker processes (default 2). The one-core
+featurizing speed of each featurizer (all its streams' items over all their CPU seconds) is
 also written to ``learners/features/speeds.json``, which the console shows beside each
 featurizer choice (:func:`learners.features.measured_speed`): the figure comes from this
 run, on this machine, with whatever else was running (the report states the load average).
@@ -34,11 +37,13 @@ import os
 import sys
 import time
 import zipfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import scipy.io
 from PIL import Image
+from threadpoolctl import threadpool_limits
 
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -84,12 +89,14 @@ def stream_files(cache: Path) -> dict[str, tuple[Stream, Path]]:
 
 def measure(stream: Stream, path: Path, name: str, limit: int | None) -> dict:
     """Featurizing speed and the best candidate's online accuracy, all labels and 10% budget."""
-    t0 = time.perf_counter()
-    ds = load_raw([path], stream.kind, featurizer_config(stream.kind, name))
-    seconds = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    with threadpool_limits(limits=1):
+        ds = load_raw([path], stream.kind, featurizer_config(stream.kind, name))
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     X, y = (ds.X, ds.y) if limit is None else (ds.X[:limit], ds.y[:limit])
     task = make_task(y)
-    out = {"n": X.shape[0], "d": X.shape[1], "items": ds.X.shape[0], "seconds": seconds}
+    out = {"stream": stream.name, "name": name, "kind": stream.kind, "n": X.shape[0], "d": X.shape[1],
+           "items": ds.X.shape[0], "seconds": seconds, "cpu": cpu}
     for mode in ("all", "budget"):
         best = None
         for algo in CANDIDATES[task.binary]:
@@ -102,44 +109,48 @@ def measure(stream: Stream, path: Path, name: str, limit: int | None) -> dict:
                 best = (algo, m)
         out[mode] = {"algo": best[0], "accuracy": best[1]["accuracy"],
                      "query_ratio": best[1]["query_ratio"]}
-    print(f"{stream.name} / {name}: {ds.X.shape[0] / seconds:.0f} items/s, all {out['all']['accuracy']:.3f} "
+    print(f"{stream.name} / {name}: {ds.X.shape[0] / cpu:.0f} items/s (CPU), "
+          f"all {out['all']['accuracy']:.3f} "
           f"({out['all']['algo']}), 10% {out['budget']['accuracy']:.3f} ({out['budget']['algo']}, "
           f"q={out['budget']['query_ratio']:.3f})", file=sys.stderr, flush=True)
     return out
 
 
-def write_report(out: Path, results: dict, args: argparse.Namespace, load: tuple[float, ...]) -> None:
+def write_report(out: Path, results: list[dict], args: argparse.Namespace, load: tuple[float, ...]) -> None:
     lines = [
         "# Featurizers on raw streams",
         "",
         f"Written by `python benchmarks/featurizers.py{' --quick' if args.quick else ''}` "
         f"(load average at the start {load[0]:.1f}, {os.cpu_count()} cores; figures from one run, "
-        "permutation 0). Items/s: upload file read and featurized through the replay's raw path, wall "
-        "clock. Accuracy: online (prediction before the label, every item) of the best of "
+        "permutation 0). Items/s: upload file read and featurized through the replay's raw path on "
+        "one core, per CPU second (wall clock beside it, slowed by whatever else ran). Accuracy: "
+        "online (prediction before the label, every item) of the best of "
         f"{', '.join(CANDIDATES[True])} (binary) or {', '.join(CANDIDATES[False])} (multiclass), "
         f"with every label and with the replay's {BUDGET:.0%} budget (achieved query ratio q). "
         "**bold** = a new project's default (`learners.features.DEFAULT`).",
         "",
-        "| stream | featurizer | items | width | items/s | all labels | best | 10% budget | best | q |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| stream | featurizer | items | width | items/s (CPU) | items/s (wall) | all labels | best "
+        "| 10% budget | best | q |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for (stream, name), r in results.items():
-        kind = (USPS if stream == "usps" else STREAMS[stream]).kind
-        shown = f"**{name}**" if DEFAULT[kind] == name else name
-        lines.append(f"| {stream} | {shown} | {r['n']} | {r['d']} | {r['items'] / r['seconds']:.0f} | "
+    for r in results:
+        stream, name = r["stream"], r["name"]
+        shown = f"**{name}**" if DEFAULT[r["kind"]] == name else name
+        lines.append(f"| {stream} | {shown} | {r['n']} | {r['d']} | {r['items'] / r['cpu']:.0f} | "
+                     f"{r['items'] / r['seconds']:.0f} | "
                      f"{r['all']['accuracy']:.3f} | {r['all']['algo']} | {r['budget']['accuracy']:.3f} | "
                      f"{r['budget']['algo']} | {r['budget']['query_ratio']:.3f} |")
     out.write_text("\n".join(lines) + "\n")
 
 
-def speeds(results: dict) -> dict[str, float]:
-    """Items/s per featurizer name: all its streams' items over all their seconds."""
+def speeds(results: list[dict]) -> dict[str, float]:
+    """One-core items/s per featurizer name: all its streams' items over all their CPU seconds."""
     items: dict[str, float] = {}
-    seconds: dict[str, float] = {}
-    for (_, name), r in results.items():
-        items[name] = items.get(name, 0) + r["items"]
-        seconds[name] = seconds.get(name, 0.0) + r["seconds"]
-    return {name: round(items[name] / seconds[name], 1) for name in sorted(items)}
+    cpu: dict[str, float] = {}
+    for r in results:
+        items[r["name"]] = items.get(r["name"], 0) + r["items"]
+        cpu[r["name"]] = cpu.get(r["name"], 0.0) + r["cpu"]
+    return {name: round(items[name] / cpu[name], 1) for name in sorted(items)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,15 +159,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default=str(ROOT / "var" / "bench-streams"),
                         help="folder for the streams' upload files")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "FEATURIZERS.md"))
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     args = parser.parse_args(argv)
     load = os.getloadavg()
     files = stream_files(Path(args.cache))
     limit = 1500 if args.quick else None
-    results = {}
-    for stream_name in NAMES:
-        stream, path = files[stream_name]
-        for name in featurizer_names(stream.kind):
-            results[(stream_name, name)] = measure(stream, path, name, limit)
+    cells = [(*files[s], name, limit) for s in NAMES for name in featurizer_names(files[s][0].kind)]
+    cells.sort(key=lambda c: c[2] != "minilm")  # the slowest first, so the workers end together
+    with ProcessPoolExecutor(args.jobs) as pool:
+        done = list(pool.map(measure, *zip(*cells, strict=True)))
+    order = {(s, n): i for i, (s, n) in enumerate((s, n) for s in NAMES
+                                                   for n in featurizer_names(files[s][0].kind))}
+    results = sorted(done, key=lambda r: order[(r["stream"], r["name"])])
+    (Path(args.cache) / "featurizers-results.json").write_text(json.dumps(results, indent=1))
     write_report(Path(args.out), results, args, load)
     if not args.quick:
         SPEEDS_FILE.write_text(json.dumps(speeds(results), indent=1, sort_keys=True) + "\n")

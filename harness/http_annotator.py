@@ -85,6 +85,37 @@ class HttpAnnotator(threading.Thread):
                 else:
                     self.cookies[name] = morsel.value
 
+    def _exchange(self, method: str, path: str, body: bytes | None,
+                  headers: dict[str, str]) -> tuple[http.client.HTTPResponse, str]:
+        """Send one request and read its answer. Like a browser, a request that meets a kept-alive
+        connection the server has just closed (reset, or closed before any answer) is sent once
+        more on a new connection; any other failure is raised."""
+        reused = self.conn is not None
+        try:
+            return self._send(method, path, body, headers)
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            if not reused:
+                raise
+            return self._send(method, path, body, headers)
+
+    def _send(self, method: str, path: str, body: bytes | None,
+              headers: dict[str, str]) -> tuple[http.client.HTTPResponse, str]:
+        conn = self._connection()
+        try:
+            conn.request(method, path, body=body, headers=headers)
+            response = conn.getresponse()
+            text = response.read().decode()
+        except (http.client.HTTPException, OSError):
+            conn.close()
+            self.conn = None
+            raise
+        finally:
+            self.last_used = time.monotonic()
+        if response.will_close:
+            conn.close()
+            self.conn = None
+        return response, text
+
     def _open(self, path: str, data: dict | None = None, headers: dict | None = None) -> tuple[int, str]:
         """One request (``data``: a form to POST) with redirects followed; (status, body text)."""
         method, body = ("POST", urllib.parse.urlencode(data).encode()) if data is not None else ("GET", None)
@@ -92,21 +123,8 @@ class HttpAnnotator(threading.Thread):
             sent = {**(headers or {}), "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
             if body is not None:
                 sent["Content-Type"] = "application/x-www-form-urlencoded"
-            conn = self._connection()
             self.request_times.append(time.time())
-            try:
-                conn.request(method, path, body=body, headers=sent)
-                response = conn.getresponse()
-                text = response.read().decode()
-            except (http.client.HTTPException, OSError):
-                conn.close()
-                self.conn = None
-                raise
-            finally:
-                self.last_used = time.monotonic()
-            if response.will_close:
-                conn.close()
-                self.conn = None
+            response, text = self._exchange(method, path, body, sent)
             self._keep_cookies(response)
             location = response.getheader("Location")
             if response.status not in (301, 302, 303) or not location:

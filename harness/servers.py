@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,12 +29,13 @@ class Gunicorn:
     Use as a context manager or call :meth:`stop`."""
 
     def __init__(self, env: dict[str, str], workers: int = 4, threads: int = 4,
-                 python: str = sys.executable) -> None:
-        """``python``: the interpreter whose gunicorn runs (another venv's, e.g. a production one)."""
+                 python: str = sys.executable, host: str = "127.0.0.1", wrapper: Sequence[str] = ()) -> None:
+        """``python``: the interpreter whose gunicorn runs (another venv's, e.g. a production one);
+        ``host``: the address to bind; ``wrapper``: a command prefix (e.g. ``ip netns exec NS``)."""
         self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.base = f"http://{host}:{self.port}"
         self.proc = subprocess.Popen(
-            [python, "-m", "gunicorn", "annotator.wsgi", "-b", f"127.0.0.1:{self.port}",
+            [*wrapper, python, "-m", "gunicorn", "annotator.wsgi", "-b", f"{host}:{self.port}",
              "-w", str(workers), "--threads", str(threads), "--log-level", "warning"],
             cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
@@ -76,7 +78,10 @@ class PrivateRedis:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", self.bind, "--save", "",
-             "--appendonly", "no", "--dir", str(self.tmp)],
+             "--appendonly", "no", "--dir", str(self.tmp),
+             # off the loopback (a test bridge between network namespaces) clients come from
+             # other addresses; protected mode would refuse them
+             "--protected-mode", "yes" if self.bind == "127.0.0.1" else "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:

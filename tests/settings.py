@@ -29,6 +29,8 @@ DATABASES["default"]["TEST"] = {  # noqa: F405
     "NAME": str(TMP / "test.sqlite3") if DATABASES["default"]["ENGINE"].endswith("sqlite3")  # noqa: F405
     else f"test_annotator_{RUN}",
 }
-ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
+# plus the hosts of ALLOWED_HOSTS (a server in another network namespace, tests/test_hosts.py)
+ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost",
+                 *(h.strip() for h in os.environ.get("ALLOWED_HOSTS", "").split(",") if h.strip())]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 LOGGING = {"version": 1, "disable_existing_loggers": False}

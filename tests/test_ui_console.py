@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
@@ -12,6 +13,7 @@ from annotator.labelling.models import (
     Label,
     LearnerState,
     Membership,
+    PlannerRun,
     Project,
     ProjectChange,
     WorkerHeartbeat,
@@ -157,6 +159,7 @@ def test_new_project_offers_each_featurizer_with_its_measured_speed(client, tmp_
     assert shown["minilm"] == ["minilm", "·", "234", "items/s", "·", "default"]
     assert shown["hashed-ngrams"] == ["hashed-ngrams", "·", "5,251", "items/s"]
     assert shown["deskew-hog"][2:4] == ["speed", "not"]  # absent from the file: said so
+    assert '{"max_tokens": 128}' in page.text  # default options shown as the JSON the field takes
 
     made = client.post("/projects/new", {"name": "news", "task": "multiclass", "item_kind": "text",
                                          "classes": "a,b,c,d", "featurizer_name": "hashed-ngrams"})
@@ -192,15 +195,24 @@ def test_dashboard_numbers_charts_and_red_banner(client, project):
     Label.objects.filter(project=project).update(created=timezone.now() - timedelta(seconds=45))
     panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
     assert panel.by_id("stale-banner").text.startswith("4 labels waiting to be applied")
+    # no heartbeat and nothing running: the banner says no worker takes the label queue
+    assert panel.find_all(id="workers-absent") and not panel.find_all(id="workers-busy")
+    run = PlannerRun.objects.create(project=project, candidates=[], status="running")
+    panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
+    assert panel.find_all(id="workers-busy") and not panel.find_all(id="workers-absent")  # a beating run
+    PlannerRun.objects.filter(pk=run.pk).update(heartbeat=timezone.now() - timedelta(hours=1))
+    panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
+    assert panel.find_all(id="workers-absent")  # a run that stopped beating keeps no worker busy
     update_project(project.pk)  # a worker applies them: the banner goes
     panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
     assert not panel.find_all(id="stale-banner") and panel.by_id("m-version").text == "4"
-    assert "never seen" in panel.text
-    heartbeat.apply()  # a worker's periodic heartbeat
-    assert WorkerHeartbeat.objects.count() == 1
+    assert panel.by_id("m-worker-1").text == "absent"
+    heartbeat.apply()  # a worker's periodic heartbeat, taken from the label queue
+    assert WorkerHeartbeat.objects.get().queue == settings.CELERY_TASK_DEFAULT_QUEUE
     panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)
     rows = [[td.text for td in tr.find_all("td")] for tr in panel.find_all("tr")]
-    assert "never seen" not in panel.text and ["ann", "4"] in [r[:2] for r in rows]
+    assert panel.by_id("m-worker-1").text == "up" and ["ann", "4"] in [r[:2] for r in rows]
+    assert panel.by_id("m-worker-2").text == "absent"  # nobody took the heavy queue's heartbeat
 
 
 def test_budget_from_the_console_drives_the_query_ratio(client):

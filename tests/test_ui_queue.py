@@ -185,7 +185,7 @@ def test_caught_up_state_polls_and_gets_204_until_an_item_arrives(client):
     project = text_project([], params={"delta": 100.0})
     _annotator(client, project)
     panel = parse(client.get(f"/projects/{project.pk}/").content).by_id("queue-item")
-    assert panel.find("h2").text == "All caught up" and panel.attrs["hx-trigger"] == "every 3s"
+    assert panel.find("h2").text == "Nothing uploaded yet" and panel.attrs["hx-trigger"] == "every 3s"
     assert client.get(f"/projects/{project.pk}/next", **HX).status_code == 204
     from annotator.labelling.ingest import Record, import_records
 

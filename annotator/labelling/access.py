@@ -24,6 +24,18 @@ def is_project_admin(user: Any, project: Project) -> bool:
         user=user, project=project, role=Membership.Role.ADMIN).exists()
 
 
+def sees_predictions(user: Any, project: Project) -> bool:
+    """Whether ``user`` (a member) may see the model's guesses, scores and query probabilities:
+    project admins always, annotators when the project shows its guess to them."""
+    return project.show_prediction or is_project_admin(user, project)
+
+
+def sees_dashboard(user: Any, project: Project) -> bool:
+    """Whether ``user`` (a member) may see the dashboard and the metrics: project admins always,
+    annotators when the project opens its dashboard to them."""
+    return project.dashboard_for_annotators or is_project_admin(user, project)
+
+
 def project_for(user: Any, pk: int, *, admin: bool = False) -> Project:
     """The project ``pk`` if ``user`` may see it (manage it, with ``admin``); 404 / 403 otherwise.
 
@@ -35,5 +47,6 @@ def project_for(user: Any, pk: int, *, admin: bool = False) -> Project:
     member = Membership.objects.filter(user=user, project=OuterRef("pk"), role__in=roles)
     project = get_object_or_404(Project.objects.annotate(allowed=Exists(member)), pk=pk)
     if not getattr(project, "allowed", False):  # the annotation above
-        raise PermissionDenied("you are not a member of this project")
+        raise PermissionDenied("only the project's admins may open this page" if admin
+                               else "you are not a member of this project")
     return project

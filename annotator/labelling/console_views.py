@@ -22,12 +22,14 @@ from django.views.decorators.http import require_GET
 
 import learners
 from learners.features import DEFAULT, KINDS, default_config, featurizer_names, measured_speed
+from learners.uploads.input_rules import checked_text, parse_json
 
 from . import enqueue
 from .access import project_for
+from .api_schema import CONTENT_KEY
 from .changes import change_settings, record
 from .models import Membership, Project
-from .projects import create_project
+from .projects import checked_project_name, create_project
 from .web import AppRequest
 
 DEFAULT_ALGORITHM = {"binary": "paa-i", "multiclass": "mpaa-i", "cost-sensitive": "cspaa"}
@@ -65,18 +67,25 @@ def _apply_learner(request: AppRequest, project: Project) -> None:
     change_settings(project, request.user, algorithm=algorithm, params=_form_params(algorithm, request.POST))
 
 
-def _optional_number(post: Any, name: str, kind: type, low: float, high: float | None) -> Any:
-    """A blank field is None (off); otherwise a number in [low, high]; ValueError naming the field."""
+#: upper bounds of the console's numbers: a day's labels fit the database's 32-bit column,
+#: and no label costs more than a billion (an inf or 1e400 price would break the sums)
+MAX_LABELS_PER_DAY = 2_147_483_647
+MAX_PRICE_PER_LABEL = 1e9
+
+
+def _optional_number(post: Any, name: str, kind: type, low: float, high: float) -> Any:
+    """A blank field is None (off); otherwise a finite number in [low, high]; ValueError naming
+    the field."""
     text = post.get(name, "").strip()
     if not text:
         return None
     try:
         value = kind(text)
     except ValueError:
-        raise ValueError(f"{name} must be a number (got {text!r})") from None
-    if not (low <= value and (high is None or value <= high)) or value != value:
-        raise ValueError(f"{name} must be between {low} and {high if high is not None else 'any'} "
-                         f"(got {text!r})")
+        what = "a whole number" if kind is int else "a number"
+        raise ValueError(f"{name} must be {what} (got {text[:40]!r})") from None
+    if not low <= value <= high:  # False for nan too
+        raise ValueError(f"{name} must be between {low:g} and {high:g} (got {text[:40]!r})")
     return value
 
 
@@ -87,18 +96,18 @@ def _apply_settings(request: AppRequest, project: Project) -> None:
     if state not in Project.StreamState.values:
         raise ValueError(f"stream_state must be one of {', '.join(Project.StreamState.values)}")
     ratio = _optional_number(post, "budget_ratio", float, 1e-6, 1.0)
-    per_day = _optional_number(post, "budget_per_day", int, 1, None)
+    per_day = _optional_number(post, "budget_per_day", int, 1, MAX_LABELS_PER_DAY)
     if ratio is not None and per_day is not None:
         raise ValueError("set the budget as a query ratio or as labels per day, not both")
     new = {"stream_state": state, "show_prediction": post.get("show_prediction") == "on",
            "dashboard_for_annotators": post.get("dashboard_for_annotators") == "on",
            "budget_ratio": ratio, "budget_per_day": per_day,
-           "price_per_label": _optional_number(post, "price_per_label", float, 0.0, None)}
+           "price_per_label": _optional_number(post, "price_per_label", float, 0.0, MAX_PRICE_PER_LABEL)}
     change_settings(project, request.user, **new)
 
 
 def _apply_member(request: AppRequest, project: Project) -> None:
-    username = request.POST.get("username", "").strip()
+    username = checked_text(request.POST.get("username", "").strip(), "username")
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         raise ValueError(f"no user named {username!r}")
@@ -141,6 +150,23 @@ def console(request: AppRequest, pk: int) -> HttpResponse:
     return render(request, "labelling/console.html", _context(request, project, error), status=status)
 
 
+#: one item of the project's kind as the API takes it (api_schema.CONTENT_KEY; text and URLs as in uploads);
+#: the image is read from a file by the shell (base64 -w0), with its file name
+API_EXAMPLE_ITEM = {
+    "text": '{"text": "win a free prize now"}',
+    "url": '{"url": "https://example.com/login"}',
+    "vectors": '{"' + CONTENT_KEY["vectors"] + '": [[0, 0.5], [6, 1.25]]}',
+    "image": '{"' + CONTENT_KEY["image"] + '": "\'"$(base64 -w0 digit.png)"\'", "filename": "digit.png"}',
+}
+
+
+def curl_example(project: Project, api_url: str) -> str:
+    """A ``curl`` command that streams one item of the project's kind into it (the console shows it)."""
+    return (f"curl -X POST {api_url} \\\n  -H 'Authorization: Token {project.api_token}' \\\n"
+            f"  -H 'Content-Type: application/json' \\\n"
+            f"  -d '{{\"items\": [{API_EXAMPLE_ITEM[project.item_kind]}]}}'")
+
+
 def _context(request: AppRequest, project: Project, error: str) -> dict[str, Any]:
     api_url = request.build_absolute_uri(f"/api/projects/{project.pk}/items")
     featurizer = project.featurizer()
@@ -152,8 +178,7 @@ def _context(request: AppRequest, project: Project, error: str) -> dict[str, Any
         "fields": param_fields(project.algorithm, project.learner_params()),
         "members": project.memberships.select_related("user").order_by("user__username"),
         "roles": Membership.Role.values, "changes": project.changes.select_related("user")[:50],
-        "curl": (f"curl -X POST {api_url} \\\n  -H 'Authorization: Token {project.api_token}' \\\n"
-                 f"  -H 'Content-Type: application/json' \\\n  -d '{{\"items\": [{{\"text\": \"...\"}}]}}'"),
+        "curl": curl_example(project, api_url),
     }
 
 
@@ -183,7 +208,7 @@ def new_project(request: AppRequest) -> HttpResponse:
             if task not in DEFAULT_ALGORITHM:
                 raise ValueError(f"task must be one of {', '.join(DEFAULT_ALGORITHM)}")
             classes = _parse_classes(form.get("classes", ""))
-            name = form.get("name", "").strip()
+            name = checked_project_name(form.get("name", "").strip())
             if not name:
                 raise ValueError("name is required")
             if Project.objects.filter(name=name).exists():
@@ -216,9 +241,11 @@ def speed_text(name: str) -> str:
 
 
 def featurizer_choices() -> list[dict[str, Any]]:
-    """Per item kind, each featurizer with its measured speed, default flag and default options."""
-    def options(kind: str, name: str) -> dict[str, Any]:
-        return {o: v for o, v in default_config(kind, name).items() if o not in ("kind", "name", "version")}
+    """Per item kind, each featurizer with its measured speed, default flag and default options
+    (JSON text)."""
+    def options(kind: str, name: str) -> str:  # as the JSON the options field takes
+        return json.dumps({o: v for o, v in default_config(kind, name).items()
+                           if o not in ("kind", "name", "version")})
 
     return [{"kind": kind, "featurizers": [
         {"name": name, "speed": speed_text(name), "default": name == DEFAULT[kind],
@@ -231,10 +258,7 @@ def _parse_options(form: Any) -> dict[str, Any]:
     text = form.get("featurizer", "").strip()
     if not text:
         return {}
-    try:
-        options = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"featurizer options must be a JSON object ({exc.msg})") from None
+    options = parse_json(text, "featurizer options must be a JSON object")
     if not isinstance(options, dict) or "kind" in options or "name" in options:
         raise ValueError("featurizer options must be a JSON object of options (without 'kind' or "
                          "'name': choose the featurizer in its list)")

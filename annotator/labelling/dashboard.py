@@ -1,6 +1,7 @@
 """What the live dashboard shows: numbers, worker health and curves (inline SVG), per project.
 
 :func:`dashboard_data` adds to :func:`.metrics.project_metrics` the per-annotator figures, the
+agreement between annotators (:func:`.agreement.project_agreement`, shown to admins only), the
 label cost, the worker health and the curves. It is polled every 2 s, so it is cached per
 process and recomputed only when the project changed: the key is the learner state's
 revision (bumped by every pipeline save: labels applied, items decided) plus the newest label
@@ -21,24 +22,26 @@ from django.utils import timezone
 from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
 
+from .agreement import project_agreement
 from .metrics import aggregates, project_metrics
-from .models import Label, LearnerState, Project, WorkerHeartbeat
+from .models import Item, Label, LearnerState, Project
 from .queue import waiting_count
+from .workers import queue_health
 
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
 STALE_SECONDS = 30
 
 
 def health(project: Project) -> dict[str, Any]:
-    """Worker health: newest heartbeat, labels waiting to be applied and the age of the oldest."""
+    """Worker health: per queue up / busy / absent (:func:`.workers.queue_health`; ``labels`` is
+    the label queue's), labels waiting to be applied and the age of the oldest."""
     now = timezone.now()
-    beat = WorkerHeartbeat.objects.order_by("-last_seen").first()
     waiting = Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
     oldest = waiting.order_by("created").values_list("created", flat=True).first()
     age = (now - oldest).total_seconds() if oldest else 0.0
-    return {"heartbeat": beat.last_seen if beat else None, "worker": beat.hostname if beat else None,
-            "heartbeat_age": (now - beat.last_seen).total_seconds() if beat else None,
-            "labels_waiting": waiting.count(), "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
+    queues = queue_health()
+    return {"queues": queues, "labels": queues[0], "labels_waiting": waiting.count(),
+            "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
 
 
 def annotators(project: Project) -> list[dict[str, Any]]:
@@ -92,22 +95,36 @@ def labels_per_hour(project: Project, hours: int = 24) -> list[tuple[float, floa
 
 
 def charts(project: Project) -> dict[str, str]:
-    """The four SVG charts (inline SVG text), drawn on the server."""
+    """The four SVG charts (inline SVG text), drawn on the server; the 95% interval of the
+    importance-weighted estimate is a band, accuracies and ratios stay within [0, 1]."""
     c = curves(project)
-    small: dict[str, Any] = {"width": 520, "height": 320, "log_x": False}
+    small: dict[str, Any] = {"width": 560, "height": 340, "log_x": False, "legend_below": True, "y_min": 0.0}
+    unit = {**small, "y_max": 1.0}
+    band = [(x, low, high) for (x, low), (_, high) in zip(c["iw_low"], c["iw_high"], strict=True)]
     return {
-        "accuracy": line_chart([("exact (gold)", c["gold"], True), ("estimated (IW)", c["iw"], True),
-                                ("95% low", c["iw_low"], True), ("95% high", c["iw_high"], True)],
-                               title="Online accuracy", x_label="items seen", y_label="accuracy", **small),
+        "accuracy": line_chart([("exact (gold)", c["gold"], True), ("estimated (IW)", c["iw"], True)],
+                               bands=[("95% interval (IW)", band)],
+                               title="Online accuracy", x_label="items seen", y_label="accuracy", **unit),
         "by_labels": line_chart([("exact (gold)", c["gold_by_labels"], True),
                                  ("estimated (IW)", c["iw_by_labels"], True)],
                                 title="Accuracy against labels", x_label="labels spent", y_label="accuracy",
-                                **small),
+                                **unit),
         "query_ratio": line_chart([("query ratio", c["query_ratio"], True)], title="Query ratio",
-                                  x_label="items seen", y_label="queried / seen", **small),
+                                  x_label="items seen", y_label="queried / seen", **unit),
         "per_hour": line_chart([("labels", labels_per_hour(project), True)], title="Labels per hour",
                                x_label="hours ago", y_label="labels", **small),
     }
+
+
+def iw_blocker(project: Project, metrics: dict[str, Any]) -> dict[str, Any] | None:
+    """Why the importance-weighted estimate stops short of the items seen: ``{"seq": the first
+    queried item without an applied label, "waiting": True while it waits in the queue (False:
+    labelled, the worker has not applied the label yet)}``; None when it covers every item."""
+    covers = metrics["accuracy_iw"]["covers"]
+    if covers >= metrics["seen"]:
+        return None
+    status = Item.objects.filter(project=project, seq=covers).values_list("status", flat=True).first()
+    return {"seq": covers, "waiting": status in Item.AWAITING_LABEL}
 
 
 def fingerprint(project: Project) -> tuple:
@@ -126,8 +143,10 @@ def dashboard_data(project: Project) -> dict[str, Any]:
         metrics = project_metrics(project)
         data = {"metrics": metrics, "auto": metrics["seen"] - metrics["queried"],
                 "annotators": annotators(project), "charts": charts(project),
+                "iw_blocker": iw_blocker(project, metrics),
                 "cost": None if project.price_per_label is None
                 else project.price_per_label * metrics["labels"]}
+        data["agreement"] = project_agreement(project)
         cache.set(key, data, 300)
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
     # waiting changes with the clock (a lease expires) and with leases, which the fingerprint misses

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from .access import is_project_admin, project_for
+from .access import is_project_admin, project_for, sees_dashboard
 from .dashboard import dashboard_data
 from .models import Project
 from .web import AppRequest
@@ -17,16 +19,26 @@ from .web import AppRequest
 def _dashboard_project(request: AppRequest, pk: int) -> Project:
     """Admins always; annotators of the project when it allows them (403 otherwise)."""
     project = project_for(request.user, pk)
-    if not (is_project_admin(request.user, project) or project.dashboard_for_annotators):
+    if not sees_dashboard(request.user, project):
         raise PermissionDenied("this project's dashboard is for its admins")
     return project
+
+
+def _context(request: AppRequest, project: Project) -> dict[str, Any]:
+    """The dashboard's figures; the agreement between annotators and the console link are for
+    admins only."""
+    data = dashboard_data(project)
+    is_admin = is_project_admin(request.user, project)
+    if not is_admin:
+        data.pop("agreement")
+    return {"project": project, "is_admin": is_admin, **data}
 
 
 @login_required
 @require_GET
 def dashboard(request: AppRequest, pk: int) -> HttpResponse:
     project = _dashboard_project(request, pk)
-    return render(request, "labelling/dashboard.html", {"project": project, **dashboard_data(project)})
+    return render(request, "labelling/dashboard.html", _context(request, project))
 
 
 @login_required
@@ -34,4 +46,4 @@ def dashboard(request: AppRequest, pk: int) -> HttpResponse:
 def dashboard_panel(request: AppRequest, pk: int) -> HttpResponse:
     """The numbers and charts alone (what the page's htmx poll swaps in)."""
     project = _dashboard_project(request, pk)
-    return render(request, "labelling/_dashboard_panel.html", {"project": project, **dashboard_data(project)})
+    return render(request, "labelling/_dashboard_panel.html", _context(request, project))

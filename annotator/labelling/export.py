@@ -1,5 +1,15 @@
-"""Exports: the trained model (``.npz`` + JSON card, via ``learners.model_file.save_model``)
-and the labels (CSV or JSONL rows).
+"""Exports: the trained model (``.npz`` + JSON card, via ``learners.model_file.save_model``),
+the labels and the opinions (CSV or JSONL rows, :data:`TABLES`).
+
+Labels: every label with its item's content, for training elsewhere. Opinions (issue 19,
+docs/teams.md): every label, undone ones too, with who gave it, their role and when, for
+agreement and review.
+
+The labels CSV is meant to be opened in spreadsheets, so it neutralises formula injection
+(OWASP "CSV Injection"): a text cell that begins with ``=``, ``+``, ``-``, ``@`` (or their
+full-width forms), a tab or a carriage return gets a leading apostrophe, which spreadsheets
+read as "this is text". Numbers are written as numbers. The JSONL export is for programs and
+keeps every value exactly.
 
 The model file holds the learner exactly as the app stores it, with the project's
 featurizer config, so ``learners.load_model(path).predict(raw_items)`` gives the app's
@@ -11,7 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +31,14 @@ import learners
 from learners.model_file import full_card, model_bytes, save_model
 
 from .metrics import project_metrics
-from .models import Label, LearnerState, Project
+from .models import Label, LearnerState, Membership, Project
 
+#: first characters that make a spreadsheet read a cell as a formula (OWASP, plus full-width forms)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 LABEL_FIELDS = ("item_id", "seq", "content", "label", "annotator", "seconds", "primary",
                 "applied_version", "created")
+OPINION_FIELDS = ("label_id", "item_id", "seq", "annotator", "role", "label", "created", "primary",
+                  "undone_at")
 
 
 def model_card(project: Project, state: LearnerState, learner: learners.Learner) -> dict[str, Any]:
@@ -76,20 +90,55 @@ def label_rows(project: Project) -> Iterator[dict[str, Any]]:
                "created": lab.created.isoformat()}
 
 
-def labels_csv(project: Project) -> Iterator[str]:
-    """CSV text of :func:`label_rows`, header first, yielded line by line."""
+def spreadsheet_safe(value: Any) -> Any:
+    """``value`` with a leading apostrophe when it is a string a spreadsheet would read as a
+    formula (it starts with one of :data:`FORMULA_STARTS`); anything else unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def opinion_rows(project: Project, after: int = 0, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """The project's labels with ``id > after`` in label order, undone ones too, at most ``limit``
+    (None: all), as flat JSON-able dicts (:data:`OPINION_FIELDS`). ``role``: the annotator's
+    membership role in the project (None: no membership, e.g. staff, or a deleted user);
+    ``primary``: the label the learner uses; ``undone_at``: when it was undone (None: it stands);
+    times are ISO 8601."""
+    roles = dict(Membership.objects.filter(project=project).values_list("user_id", "role"))
+    labels = (Label.objects.filter(project=project, id__gt=after).order_by("id")
+              .values_list("id", "item_id", "item__seq", "annotator_id", "annotator__username", "value",
+                           "created", "primary", "undone_at"))
+    if limit is not None:
+        labels = labels[:limit]
+    for pk, item_id, seq, user_id, username, value, created, primary, undone_at in labels.iterator(
+            chunk_size=1000):
+        yield {"label_id": pk, "item_id": item_id, "seq": seq, "annotator": username,
+               "role": roles.get(user_id), "label": value, "created": created.isoformat(),
+               "primary": primary, "undone_at": undone_at.isoformat() if undone_at else None}
+
+
+#: the exported tables: name -> (rows of a project, CSV columns)
+TABLES: dict[str, tuple[Callable[[Project], Iterator[dict[str, Any]]], tuple[str, ...]]] = {
+    "labels": (label_rows, LABEL_FIELDS), "opinions": (opinion_rows, OPINION_FIELDS)}
+
+
+def table_csv(project: Project, table: str) -> Iterator[str]:
+    """CSV text of the rows of :data:`TABLES` ``[table]`` with :func:`spreadsheet_safe` cells,
+    header first, yielded line by line."""
+    rows, fields = TABLES[table]
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=LABEL_FIELDS)
+    writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
-    for row in label_rows(project):
-        writer.writerow(row)
+    for row in rows(project):
+        writer.writerow({k: spreadsheet_safe(v) for k, v in row.items()})
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()
     yield buf.getvalue()
 
 
-def labels_jsonl(project: Project) -> Iterator[str]:
-    """JSON Lines of :func:`label_rows`."""
-    for row in label_rows(project):
+def table_jsonl(project: Project, table: str) -> Iterator[str]:
+    """JSON Lines of the rows of :data:`TABLES` ``[table]`` (values exactly as stored)."""
+    rows, _ = TABLES[table]
+    for row in rows(project):
         yield json.dumps(row) + "\n"

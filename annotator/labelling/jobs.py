@@ -3,7 +3,8 @@
 
 * :func:`claim` takes a WAITING job (RUNNING, ``attempt`` + 1) under its row lock, so two
   deliveries of one task never both run it.
-* :func:`beat` records progress and the time (``heartbeat``) at every step, for this attempt only.
+* :func:`beat` records progress and the time (``heartbeat``) at every step, for this attempt
+  only; it says when the job was cancelled (:func:`cancel`) or taken over, and the worker stops.
 * :func:`finishing` opens the transaction that writes a job's outcome; it says whether this
   attempt still holds the job. A restarted job's older attempt (a slow, not dead, worker) then
   writes nothing, so nothing is stored twice.
@@ -43,10 +44,23 @@ def claim(model: type[Job], pk: int) -> Job | None:
     return job
 
 
-def beat(job: Any, **fields: Any) -> None:
-    """Record ``fields`` (progress) and the time, if this attempt still holds the job."""
-    type(job)._default_manager.filter(pk=job.pk, status=Status.RUNNING, attempt=job.attempt).update(
-        heartbeat=timezone.now(), **fields)
+def beat(job: Any, **fields: Any) -> bool:
+    """Record ``fields`` (progress) and the time, if this attempt still holds the job; False when
+    it does not (cancelled, or restarted by the sweep): the caller should stop."""
+    held = type(job)._default_manager.filter(pk=job.pk, status=Status.RUNNING, attempt=job.attempt)
+    return bool(held.update(heartbeat=timezone.now(), **fields))
+
+
+def cancel(model: type[Job], pk: int) -> bool:
+    """Mark a WAITING or RUNNING job CANCELLED (its worker stops at its next :func:`beat`);
+    False when it had already ended."""
+    return bool(model._default_manager.filter(pk=pk, status__in=[Status.WAITING, Status.RUNNING])
+                .update(status=Status.CANCELLED))
+
+
+def live(model: type[Job]) -> Any:
+    """RUNNING jobs whose worker beat within ``JOB_STALE_SECONDS`` (a worker is busy with them)."""
+    return model._default_manager.filter(status=Status.RUNNING, heartbeat__gte=job_stale_cutoff())
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 import learners
 from learners.features import make_featurizer
+from learners.uploads.records import MAX_FILENAME_LENGTH
 
 
 def new_token() -> str:
@@ -231,7 +232,7 @@ class Item(models.Model):
     seq = models.BigIntegerField(help_text="arrival order within the project (0-based)")
     text = models.TextField(blank=True, default="")
     data = models.BinaryField(null=True, blank=True)
-    filename = models.CharField(max_length=255, blank=True, default="")
+    filename = models.CharField(max_length=MAX_FILENAME_LENGTH, blank=True, default="")
     vector_pairs = models.JSONField(null=True, blank=True)
     vector = models.BinaryField(null=True, help_text="None once dropped by the retention sweep")
     gold = models.JSONField(null=True, blank=True, help_text="known true class (hidden from annotators)")
@@ -369,6 +370,7 @@ class ImportJob(BackgroundJob, models.Model):
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"
+        CANCELLED = "cancelled"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
@@ -418,10 +420,14 @@ class ProjectChange(models.Model):
 
 
 class WorkerHeartbeat(models.Model):
-    """The last time a Celery worker (by hostname) ran the periodic heartbeat task."""
+    """The last time a Celery worker (by hostname) took the periodic heartbeat task from a queue."""
 
-    hostname = models.CharField(max_length=255, unique=True)
+    hostname = models.CharField(max_length=255)
+    queue = models.CharField(max_length=255, default="")
     last_seen = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hostname", "queue"], name="one_heartbeat_per_queue")]
 
 
 class PlannerRun(BackgroundJob, models.Model):
@@ -432,7 +438,7 @@ class PlannerRun(BackgroundJob, models.Model):
     count (candidate, permutation) replays for the progress bar.
     """
 
-    Status = ImportJob.Status  # the same life cycle: waiting, running, done, failed
+    Status = ImportJob.Status  # the same life cycle: waiting, running, done, failed (, cancelled)
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="planner_runs")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
@@ -445,6 +451,8 @@ class PlannerRun(BackgroundJob, models.Model):
     total = models.PositiveIntegerField(default=0)
     results = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
+    #: items x candidates x runs: item steps replayed (bounded by settings.PLANNER_MAX_COST)
+    cost = models.PositiveBigIntegerField(default=0)
     attempt = models.PositiveIntegerField(default=0)  # as ImportJob's
     heartbeat = models.DateTimeField(default=timezone.now)
 

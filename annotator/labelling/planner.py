@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from django.conf import settings as django_settings
 
 import learners
 from learners.evaluation.engine import Setting, Task, run_once, summarise
@@ -27,20 +28,25 @@ MAX_CANDIDATES = 4
 MIN_ITEMS = 10
 
 
+def _source(project: Project) -> tuple[Any, str]:
+    """The replay's rows ``(vector, class)`` in arrival order and their source: the items with a
+    gold label, or, with fewer than ``MIN_ITEMS`` of those, the primary labels."""
+    # items whose content the retention sweep dropped have no vector left
+    gold = Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).order_by("seq")
+    if gold.count() >= MIN_ITEMS:
+        return gold.values_list("vector", "gold"), "gold"
+    return (Label.objects.filter(project=project, primary=True).order_by("item__seq")
+            .values_list("item__vector", "value"), "labels")
+
+
 def planner_data(project: Project) -> tuple[sp.csr_matrix, Task, str]:
     """``(X (n, d), task, source)`` from gold labels, else from collected labels.
 
     ValueError when fewer than ``MIN_ITEMS`` items have either.
     """
     n_features = project.featurizer().n_features
-    # items whose content the retention sweep dropped have no vector left
-    rows = list(Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).order_by("seq")
-                .values_list("vector", "gold"))
-    source = "gold"
-    if len(rows) < MIN_ITEMS:
-        rows = list(Label.objects.filter(project=project, primary=True).order_by("item__seq")
-                    .values_list("item__vector", "value"))
-        source = "labels"
+    query, source = _source(project)
+    rows = list(query)
     if len(rows) < MIN_ITEMS:
         raise ValueError(f"the planner needs at least {MIN_ITEMS} items with a gold label or a label; "
                          f"this project has {len(rows)}")
@@ -51,24 +57,50 @@ def planner_data(project: Project) -> tuple[sp.csr_matrix, Task, str]:
     return X, Task(tuple(project.classes), codes, binary, project.classes[1] if binary else None), source
 
 
+def cost(project: Project, n_candidates: int, runs: int) -> tuple[int, int]:
+    """``(items, cost)``: the rows a run would replay and its cost, items x candidates x runs
+    (the item steps it replays; the time and memory grow with it)."""
+    items = _source(project)[0].count()
+    return items, items * n_candidates * runs
+
+
+def check_cost(project: Project, n_candidates: int, runs: int) -> int:
+    """The run's cost; ValueError saying why when it is above ``settings.PLANNER_MAX_COST``."""
+    items, total = cost(project, n_candidates, runs)
+    bound = django_settings.PLANNER_MAX_COST
+    if total > bound:
+        raise ValueError(f"this run would replay {items} items x {n_candidates} candidate(s) x {runs} "
+                         f"permutation(s) = {total:,} item steps, above the bound of {bound:,} "
+                         f"(PLANNER_MAX_COST); use fewer permutations or candidates")
+    return total
+
+
 def candidate_params(project: Project, algorithm: str, delta: float | str) -> dict[str, Any]:
     """Validated parameters of one candidate (ValueError naming a bad one); ``delta`` may be the
-    posted text."""
+    posted text. The learner is built once on the project's features, so a candidate that
+    cannot be (e.g. an OASIS filter above its memory limit) is refused with the form."""
     if algorithm not in learners.names_for_task(project.task):
         raise ValueError(f"algorithm {algorithm!r} does not support the project's task {project.task!r}")
     base = {k: v for k, v in project.params.items()} if algorithm == project.algorithm else {}
-    return learners.validate_params(algorithm, {**base, "delta": delta})
+    params = learners.validate_params(algorithm, {**base, "delta": delta})
+    learners.make(algorithm, n_features=project.featurizer().n_features, classes=project.classes, **params)
+    return params
 
 
 def run(run_id: int) -> PlannerRun | None:
     """Replay every candidate of a :class:`PlannerRun` (the Celery task's body); None when the
-    run is not waiting (a second delivery). A run whose worker died is restarted by the sweep
-    (:mod:`.jobs`); only the attempt that still holds it writes the results."""
+    run is not waiting (a second delivery, or cancelled before it started).
+
+    Progress (and each candidate's result as soon as it is known) is saved after every
+    permutation; the run stops there when it was cancelled. A run whose worker died is restarted
+    by the sweep (:mod:`.jobs`); only the attempt that still holds it writes the outcome.
+    """
     job = jobs.claim(PlannerRun, run_id)
     if job is None:
         return None
     project = job.project
     try:
+        check_cost(project, len(job.candidates), job.runs)
         X, task, source = planner_data(project)
         settings = [Setting(c["algorithm"], candidate_params(project, c["algorithm"], c["delta"]))
                     for c in job.candidates]
@@ -78,7 +110,7 @@ def run(run_id: int) -> PlannerRun | None:
                 PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.FAILED, error=str(exc))
         job.refresh_from_db()
         return job
-    jobs.beat(job, source=source, total=len(settings) * job.runs, done=0)
+    jobs.beat(job, source=source, total=len(settings) * job.runs, done=0, results=None)
     results = []
     done = 0
     for cand, setting in zip(job.candidates, settings, strict=True):
@@ -86,9 +118,13 @@ def run(run_id: int) -> PlannerRun | None:
         for r in range(job.runs):
             per_run.append(run_once(setting, X, task, seed=0, run=r))
             done += 1
-            jobs.beat(job, done=done)
-        mean, std = summarise(per_run)
-        results.append({**cand, "items": X.shape[0], "mean": mean, "std": std})
+            finished = r == job.runs - 1
+            if finished:
+                mean, std = summarise(per_run)
+                results.append({**cand, "items": X.shape[0], "mean": mean, "std": std})
+            if not jobs.beat(job, done=done, **({"results": results} if finished else {})):
+                job.refresh_from_db()  # cancelled, or restarted elsewhere: stop here
+                return job
     with jobs.finishing(job) as held:
         if held:
             PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.DONE, results=results)

@@ -1,7 +1,9 @@
-"""The delta planner's pages (project admins): start a run, watch its progress, use a result."""
+"""The delta planner's pages (project admins): start a run (its cost shown and bounded), watch its
+progress, cancel it, use a result."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpResponse
@@ -11,11 +13,11 @@ from django.views.decorators.http import require_GET, require_POST
 import learners
 from learners.evaluation.charts import line_chart
 
-from . import enqueue
+from . import enqueue, jobs
 from .access import project_for
 from .changes import change_settings
 from .models import PlannerRun, Project
-from .planner import MAX_CANDIDATES, candidate_params
+from .planner import MAX_CANDIDATES, candidate_params, check_cost, cost
 from .web import AppRequest
 
 
@@ -45,16 +47,19 @@ def planner(request: AppRequest, pk: int) -> HttpResponse:
             runs = int(request.POST.get("runs", 5))
             if not 1 <= runs <= 20:
                 raise ValueError("runs must be between 1 and 20")
+            run_cost = check_cost(project, len(candidates), runs)
         except ValueError as exc:
             error = str(exc)
         else:
             with transaction.atomic():
                 job = PlannerRun.objects.create(project=project, created_by=request.user,
-                                                candidates=candidates, runs=runs)
+                                                candidates=candidates, runs=runs, cost=run_cost)
                 enqueue.run_planner(job.pk)
             return redirect("planner", pk=project.pk)
     defaults = [(project.algorithm, d) for d in (0.1, 0.5, 1.0, 4.0)]
-    context = {"project": project, "error": error, "rows": defaults,
+    items, _ = cost(project, 1, 1)
+    context = {"project": project, "error": error, "rows": defaults, "items": items,
+               "max_cost": settings.PLANNER_MAX_COST,
                "algorithms": learners.names_for_task(project.task), "runs": project.planner_runs.all()[:5]}
     return render(request, "labelling/planner.html", context, status=400 if error else 200)
 
@@ -74,7 +79,18 @@ def planner_run(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(PlannerRun, pk=run_pk, project=project)
     return render(request, "labelling/_planner_run.html",
-                  {"project": project, "job": job, "chart": chart(job) if job.results else ""})
+                  {"project": project, "job": job,
+                   "chart": chart(job) if job.results and job.status == PlannerRun.Status.DONE else ""})
+
+
+@login_required
+@require_POST
+def planner_cancel(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
+    """Cancel a waiting or running run (its worker stops after the permutation it is replaying)."""
+    project = project_for(request.user, pk, admin=True)
+    job = get_object_or_404(PlannerRun, pk=run_pk, project=project)
+    jobs.cancel(PlannerRun, job.pk)
+    return redirect("planner", pk=project.pk)
 
 
 @login_required

@@ -8,9 +8,15 @@ from typing import Any
 from django.db import transaction
 
 from learners.features import default_config, make_featurizer
+from learners.uploads.input_rules import checked_text
 
 from .models import Project
 from .state_store import create_state
+
+
+def checked_project_name(name: str) -> str:
+    """``name`` unchanged; ValueError when it cannot be stored (NUL, lone surrogate, too long)."""
+    return checked_text(name, "the project name", Project._meta.get_field("name").max_length)
 
 
 def create_project(**fields: Any) -> Project:
@@ -22,10 +28,14 @@ def save_new_project(project: Project) -> Project:
     """Save a new (unsaved) project and its initial learner state in one transaction.
 
     ``featurizer_config`` defaults to the default config of ``item_kind`` and is stored
-    complete (every option and the version). ValueError (naming the problem) when the
-    algorithm, its parameters, the classes or the featurizer config are invalid; nothing is
-    saved then.
+    complete (every option and the version). ValueError (naming the problem) when the name
+    or a class name cannot be stored (:mod:`learners.uploads.input_rules`), or the algorithm, its parameters,
+    the classes or the featurizer config are invalid; nothing is saved then.
     """
+    checked_project_name(project.name)
+    for value in project.classes if isinstance(project.classes, list) else []:
+        if isinstance(value, str):
+            checked_text(value, f"class {value[:40]!r}")
     config = project.featurizer_config or default_config(project.item_kind)
     if not isinstance(config, dict) or config.get("kind") != project.item_kind:
         raise ValueError(f"featurizer_config must have kind {project.item_kind!r}")

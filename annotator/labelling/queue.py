@@ -45,5 +45,27 @@ def look_ahead(project: Project) -> int:
 
 def runs_low(project: Project) -> bool:
     """Fewer items wait than the look-ahead and some are pending: a worker should decide more."""
-    return (waiting_count(project) < look_ahead(project)
-            and Project.objects.filter(pk=project.pk).filter(pending_exists(project.pk)).exists())
+    return waiting_count(project) < look_ahead(project) and has_pending(project)
+
+
+def has_pending(project: Project) -> bool:
+    """Some item of the project is not decided yet (:func:`.models.pending_exists`)."""
+    return Project.objects.filter(pk=project.pk).filter(pending_exists(project.pk)).exists()
+
+
+#: Why nothing waits for an annotator (the queue's empty states, in the order they are checked).
+EMPTY, PAUSED, CATCHING_UP, CAUGHT_UP = "empty", "paused", "catching-up", "caught-up"
+
+
+def why_idle(project: Project) -> str:
+    """Why an annotator who asked for an item got none: :data:`EMPTY` (no item uploaded yet),
+    :data:`PAUSED` (an admin paused the stream), :data:`CATCHING_UP` (items not decided yet or
+    labels not applied yet: a worker has work that may queue items) or :data:`CAUGHT_UP`."""
+    if not Item.objects.filter(project=project).exists():
+        return EMPTY
+    if project.stream_state == Project.StreamState.PAUSED:
+        return PAUSED
+    unapplied = Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
+    if unapplied.exists() or has_pending(project):
+        return CATCHING_UP
+    return CAUGHT_UP

@@ -25,9 +25,11 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from learners.features.url import split_url
+from learners.uploads.svmlight import FIRST_INDEX
 
 from . import enqueue
 from .access import is_project_admin, project_for
@@ -41,7 +43,7 @@ from .annotation import (
     undoable_label,
 )
 from .models import Item, Label, Project
-from .queue import waiting_count
+from .queue import waiting_count, why_idle
 from .web import AppRequest, image_type
 
 #: Shortcut keys of the class buttons, in class order: digits first, then letters other than
@@ -77,6 +79,12 @@ def class_buttons(project: Project) -> list[tuple[Any, str]]:
     return [(c, own[c] if c in own else next(free, "")) for c in project.classes]
 
 
+def vector_rows(pairs: list[list[Any]]) -> list[tuple[int, Any]]:
+    """``(feature number, value)`` of a vector item, numbered as in LIBSVM files (from
+    :data:`~learners.uploads.svmlight.FIRST_INDEX`; items store them from 0)."""
+    return [(int(j) + FIRST_INDEX, v) for j, v in pairs]
+
+
 def progress(project: Project, user: Any) -> dict[str, int]:
     """The progress line: my labels today and in all, and the items waiting."""
     today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
@@ -93,10 +101,12 @@ def _lease(project: Project, user: Any) -> Item | None:
 
 
 def _panel(request: AppRequest, project: Project, item: Item | None, error: str = "",
-           status: int = 200, can_undo: bool | None = None) -> HttpResponse:
+           status: int = 200, can_undo: bool | None = None, saved: Any = None) -> HttpResponse:
     """Render the item panel (or the whole page for a plain GET of the queue).
 
     ``can_undo``: whether the user has a label to undo, when the caller knows (None: look it up).
+    ``saved``: the label value just stored (the panel says "saved"), None after anything else.
+    With no item the panel says why (:func:`.queue.why_idle`).
     """
     if can_undo is None:
         can_undo = undoable_label(project, request.user) is not None
@@ -107,7 +117,12 @@ def _panel(request: AppRequest, project: Project, item: Item | None, error: str 
         # the parts the URL featurizer sees (one definition of how a URL splits)
         "url": split_url(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
         "image_src": image_src(project, item) if item is not None and item.data is not None else None,
+        "vector": (vector_rows(item.vector_pairs)
+                   if item is not None and item.vector_pairs is not None else None),
+        "idle": why_idle(project) if item is None else None,
+        "saved": saved,
         "is_admin": not request.htmx and is_project_admin(request.user, project),  # page links only
+        "can_upload": item is None and is_project_admin(request.user, project),  # the empty state's link
     }
     template = "labelling/_queue_item.html" if request.htmx else "labelling/queue.html"
     return render(request, template, context, status=status)
@@ -119,10 +134,12 @@ def _next(request: AppRequest, project: Project, error: str = "", status: int = 
     return _panel(request, project, _lease(project, request.user), error, status)
 
 
+@never_cache
 @login_required
 @require_GET
 def queue(request: AppRequest, pk: int) -> HttpResponse:
-    """The queue page: lease the next item to the user and show it."""
+    """The queue page: lease the next item to the user and show it. Never cached (no-store):
+    back/forward loads it again instead of showing an item already labelled."""
     project = project_for(request.user, pk)
     return _panel(request, project, _lease(project, request.user))
 
@@ -166,7 +183,7 @@ def label(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
     if not request.htmx:
         return redirect("queue", pk=project.pk)
     # the label just stored is the user's latest: undoable exactly when it is the item's label
-    return _panel(request, project, item, can_undo=saved.primary)
+    return _panel(request, project, item, can_undo=saved.primary, saved=saved.value)
 
 
 @login_required

@@ -1,38 +1,25 @@
-"""Writing a few columns of many rows at once: one ``UPDATE ... FROM (VALUES ...)`` per chunk.
+"""Writing a few columns of many rows at once: one set-wise ``UPDATE ... FROM`` per chunk.
 
 Django's ``bulk_update`` builds a ``CASE WHEN`` expression per column and row (about 95% of
 the decision engine's time at scale, issue 18); here Python only adapts the values and the
-database joins the rows by primary key. The same statement runs on SQLite (3.33+: ``UPDATE
-... FROM`` with a ``WITH`` table) and PostgreSQL (where the columns are cast to their types,
-since ``VALUES`` parameters arrive untyped).
+database joins the rows by primary key:
+
+* PostgreSQL: ``UPDATE t SET ... FROM unnest(%s, %s, ...) AS v(pk_, c0, ...)`` with ONE array
+  parameter per column, whatever the number of rows (psycopg's client-side binding scans the
+  statement text for placeholders, which cost more than the update itself with ``VALUES``);
+* SQLite (3.33+): ``WITH v(pk_, c0, ...) AS (VALUES (...), ...) UPDATE t SET ... FROM v``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection, models
 
-#: Rows per statement: well under SQLite's 32,766 and PostgreSQL's 65,535 parameters for 8 columns.
+#: Rows per statement: well under SQLite's 32,766 parameters for 8 columns.
 CHUNK = 2000
-
-
-def _statement(model: type[models.Model], fields: Sequence[models.Field], n_rows: int) -> str:
-    qn = connection.ops.quote_name
-    table, pk = qn(model._meta.db_table), qn(_column(model._meta.pk))
-    names = ["pk_"] + [f"c{i}" for i in range(len(fields))]
-    row = "(" + ", ".join(["%s"] * len(names)) + ")"
-    postgres = connection.vendor == "postgresql"
-
-    def value(i: int, field: models.Field) -> str:
-        return f"CAST(v.c{i} AS {field.db_type(connection) or 'text'})" if postgres else f"v.c{i}"
-
-    sets = ", ".join(f"{qn(_column(f))} = {value(i, f)}" for i, f in enumerate(fields))
-    pk_type = (model._meta.pk.db_type(connection) or "bigint").split()[0]  # "integer" on SQLite
-    pk_value = f"CAST(v.pk_ AS {pk_type})" if postgres else "v.pk_"
-    return (f"WITH v ({', '.join(names)}) AS (VALUES {', '.join([row] * n_rows)}) "
-            f"UPDATE {table} SET {sets} FROM v WHERE {table}.{pk} = {pk_value}")
 
 
 def _column(field: models.Field | None) -> str:
@@ -48,19 +35,71 @@ def _field(model: type[models.Model], name: str) -> models.Field:
     return field
 
 
+def _sets(fields: Sequence[models.Field], value: Any) -> str:
+    qn = connection.ops.quote_name
+    return ", ".join(f"{qn(_column(f))} = {value(i, f)}" for i, f in enumerate(fields))
+
+
+def _prepared(field: models.Field, values: list[Any]) -> list[Any]:
+    """``get_db_prep_save`` of ``values``, once per distinct value (a chunk of decisions shares
+    one time and a few statuses; the time's adaptation alone cost more than the update)."""
+    memo: dict[Any, Any] = {}
+    for v in values:
+        if v not in memo:
+            memo[v] = field.get_db_prep_save(v, connection)
+    return [memo[v] for v in values]
+
+
+def _postgres(model: type[models.Model], fields: Sequence[models.Field],
+              rows: Sequence[Sequence[Any]]) -> None:
+    """One statement, one array per column (JSON as text, cast back per element)."""
+    qn = connection.ops.quote_name
+    table, pk = qn(model._meta.db_table), qn(_column(model._meta.pk))
+    pk_type = (model._meta.pk.db_type(connection) or "bigint").split()[0] if model._meta.pk else "bigint"
+
+    def is_json(f: models.Field) -> bool:
+        return isinstance(f, models.JSONField)
+
+    arrays: list[list[Any]] = [[r[0] for r in rows]]
+    for i, f in enumerate(fields, start=1):
+        if isinstance(f, models.JSONField):
+            arrays.append([None if r[i] is None else json.dumps(r[i], cls=f.encoder) for r in rows])
+        else:
+            arrays.append(_prepared(f, [r[i] for r in rows]))
+    types = [pk_type] + ["text" if is_json(f) else (f.db_type(connection) or "text") for f in fields]
+    params = ", ".join(f"CAST(%s AS {t}[])" for t in types)
+    names = ", ".join(["pk_"] + [f"c{i}" for i in range(len(fields))])
+    sets = _sets(fields, lambda i, f: f"CAST(v.c{i} AS jsonb)" if is_json(f) else f"v.c{i}")
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} SET {sets} FROM unnest({params}) AS v({names}) "
+                       f"WHERE {table}.{pk} = v.pk_", arrays)
+
+
+def _values(model: type[models.Model], fields: Sequence[models.Field],
+            rows: Sequence[Sequence[Any]]) -> None:
+    """One ``VALUES`` table of the rows (SQLite and other backends)."""
+    qn = connection.ops.quote_name
+    table, pk = qn(model._meta.db_table), qn(_column(model._meta.pk))
+    names = ["pk_"] + [f"c{i}" for i in range(len(fields))]
+    row = "(" + ", ".join(["%s"] * len(names)) + ")"
+    sets = _sets(fields, lambda i, f: f"v.c{i}")
+    params: list[Any] = []
+    for pk_value, *values in rows:
+        params.append(pk_value)
+        params.extend(f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True))
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH v ({', '.join(names)}) AS (VALUES {', '.join([row] * len(rows))}) "
+                       f"UPDATE {table} SET {sets} FROM v WHERE {table}.{pk} = v.pk_", params)
+
+
 def update_rows(model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Set ``fields`` (names) of the rows ``(pk, value per field)`` of ``model``'s table,
-    :data:`CHUNK` rows per statement. Values go through each field's ``get_db_prep_save``
-    (JSON, dates), so the stored form is the one ``save()`` writes."""
+    :data:`CHUNK` rows per statement. Values are adapted as ``save()`` adapts them (each field's
+    ``get_db_prep_save``; JSON through the field's encoder)."""
     columns = [_field(model, name) for name in fields]
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), CHUNK):
-            chunk = rows[start:start + CHUNK]
-            params: list = []
-            for pk, *values in chunk:
-                params.append(pk)
-                params.extend(f.get_db_prep_save(v, connection) for f, v in zip(columns, values, strict=True))
-            cursor.execute(_statement(model, columns, len(chunk)), params)
+    write = _postgres if connection.vendor == "postgresql" else _values
+    for start in range(0, len(rows), CHUNK):
+        write(model, columns, rows[start:start + CHUNK])
 
 
 def save_fields(objs: Sequence[models.Model], fields: Sequence[str]) -> None:

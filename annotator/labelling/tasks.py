@@ -68,10 +68,13 @@ def sweep() -> None:
 
 @shared_task(name="annotator.labelling.tasks.heartbeat", bind=True)
 def heartbeat(self: Any) -> None:
-    """Periodic: the worker that runs it records that it is alive (the dashboard shows the age)."""
+    """Periodic, sent to each queue: the worker that takes it records that it is alive and serves
+    that queue (the dashboard shows the age per queue, :func:`.dashboard.queue_health`)."""
+    from django.conf import settings
     from django.utils import timezone
 
-    WorkerHeartbeat.objects.update_or_create(hostname=self.request.hostname or "unknown",
+    queue = (self.request.delivery_info or {}).get("routing_key") or settings.CELERY_TASK_DEFAULT_QUEUE
+    WorkerHeartbeat.objects.update_or_create(hostname=self.request.hostname or "unknown", queue=queue,
                                              defaults={"last_seen": timezone.now()})
 
 

@@ -22,7 +22,7 @@ import zlib
 from pathlib import PurePosixPath
 from typing import Any
 
-from .records import IngestError, Record, Target, gold_of
+from .records import IngestError, Record, Target, checked_filename, gold_of
 from .tabular import decode_text
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
@@ -109,7 +109,7 @@ def _parse_archive(target: Target, data: bytes) -> list[Record]:
                 gold = manifest[name]
             else:
                 gold = _folder_class(target, PurePosixPath(name).parent.name, name)
-            out.append(Record(name, raw, gold, filename=PurePosixPath(name).name))
+            out.append(Record(name, raw, gold, filename=checked_filename(PurePosixPath(name).name, name)))
     if not out:
         raise IngestError("the archive holds no images (" + ", ".join(IMAGE_SUFFIXES) + ")")
     return out

@@ -6,6 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .input_rules import text_problem
+
+#: longest image file name kept with an item (the app's ``Item.filename`` column)
+MAX_FILENAME_LENGTH = 255
+
 
 class IngestError(ValueError):
     """An upload is refused; the message names the row (or archive entry) and the reason."""
@@ -74,3 +79,14 @@ def gold_of(target: Target, value: Any, where: str) -> Any:
     except ValueError as exc:
         raise IngestError(f"{where}: label {exc}") from None
 
+
+
+def checked_filename(value: Any, where: str) -> str:
+    """An image's file name as stored with its item; IngestError naming ``where`` when it is not
+    a string, holds NUL or a lone surrogate, or is longer than :data:`MAX_FILENAME_LENGTH`."""
+    if not isinstance(value, str):
+        raise IngestError(f"{where}: the file name must be a string, got {type(value).__name__}")
+    problem = text_problem(value, MAX_FILENAME_LENGTH)
+    if problem:
+        raise IngestError(f"{where}: the file name {problem}")
+    return value

@@ -17,9 +17,12 @@ from sklearn.datasets import load_svmlight_file
 
 from .records import IngestError, Record, Target, gold_of
 
+#: LIBSVM files number features from 1; the records (and items) number them from 0.
+FIRST_INDEX = 1
+
 
 def _load(data: bytes, n_features: int | None) -> tuple[Any, np.ndarray]:
-    return load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=False,
+    return load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=FIRST_INDEX == 0,
                               dtype=np.float64)
 
 
@@ -30,7 +33,9 @@ def _first_bad_line(data: bytes, n_features: int | None) -> str:
             continue
         try:
             _load(line + b"\n", n_features)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except OverflowError:  # sklearn, for an index beyond a C long
+            return f"line {number}: an index is too large"
+        except ValueError as exc:
             return f"line {number}: {exc}"
     return "the file could not be parsed"
 
@@ -52,7 +57,7 @@ def parse_svmlight(target: Target, data: bytes) -> list[Record]:
     n_features = int(target.featurizer_config.get("n_features", 0)) or None
     try:
         X, y = _load(data, n_features)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, OverflowError):
         raise IngestError(_first_bad_line(data, n_features)) from None
     if X.shape[0] == 0:
         raise IngestError("the file holds no vectors")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from typing import Any
 
+from .input_rules import parse_json, text_problem
 from .records import IngestError, Record, Target, gold_of
 
 GOLD_KEYS = ("label", "gold")
@@ -47,6 +47,9 @@ def row_record(target: Target, row: dict[str, Any], where: str) -> Record:
     content = row[key]
     if not isinstance(content, str) or not content.strip():
         raise IngestError(f"{where}: {key!r} must be a non-empty string")
+    problem = text_problem(content)
+    if problem:
+        raise IngestError(f"{where}: {key!r} {problem}")
     gold_key = next((k for k in GOLD_KEYS if k in row), None)
     gold = gold_of(target, row[gold_key], where) if gold_key else None
     return Record(where, content, gold)
@@ -88,9 +91,9 @@ def parse_jsonl(target: Target, data: bytes) -> list[Record]:
             continue
         where = f"line {number}"
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise IngestError(f"{where}: invalid JSON ({exc.msg})") from None
+            row = parse_json(line, where)
+        except ValueError as exc:
+            raise IngestError(str(exc)) from None
         if not isinstance(row, dict):
             raise IngestError(f"{where}: expected a JSON object, got {type(row).__name__}")
         out.append(row_record(target, {k.lower(): v for k, v in row.items()}, where))

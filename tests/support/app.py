@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +82,16 @@ class Worker:
     """A real ``celery worker`` subprocess on the test database, broker and queue."""
 
     def __init__(self, log_path: Path, *extra_args: str, env: dict[str, str] | None = None,
-                 python: str = sys.executable) -> None:
+                 python: str = sys.executable, wrapper: Sequence[str] = ()) -> None:
         """Start the worker; ``extra_args`` go to ``celery worker`` (e.g. ``-B``), ``env`` overrides
-        environment variables of the worker process, ``python`` is the interpreter (venv) it runs in."""
+        environment variables of the worker process, ``python`` is the interpreter (venv) it runs in,
+        ``wrapper`` a command prefix (e.g. ``ip netns exec NS``)."""
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "annotator.settings",
                "DATABASE_URL": worker_database_url(), **(env or {})}
         self.log_path = log_path
         self.log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [python, "-m", "celery", "-A", "annotator", "worker", "--pool=solo",
+            [*wrapper, python, "-m", "celery", "-A", "annotator", "worker", "--pool=solo",
              "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO",
              f"--hostname=w{next(_names)}-{os.getpid()}@%h", *extra_args],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)

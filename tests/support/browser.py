@@ -9,6 +9,7 @@ build) against pytest-django's live server, with a real Celery worker process.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,17 @@ def _missing() -> str | None:
     return None
 
 
+#: how Chromium's console reports a Content-Security-Policy violation
+CSP_VIOLATION = "Content Security Policy"
+
+
 @pytest.fixture
 def chromium_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A fresh Chromium page at 1280x800 (closed afterwards).
+
+    Every console message about a Content-Security-Policy violation is collected in
+    ``page.csp_violations``; the test fails at teardown when there is one (the app serves no
+    inline script, so a violation means a page that does not work under its own policy).
 
     Playwright's sync API keeps an asyncio loop in this thread, so Django would refuse the
     test's own ORM calls; they are plain synchronous calls, hence DJANGO_ALLOW_ASYNC_UNSAFE.
@@ -51,11 +60,33 @@ def chromium_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
         page = context.new_page()
         page.set_default_timeout(20_000)
+        page.csp_violations = []
+        page.on("console", lambda message: page.csp_violations.append(message.text)
+                if CSP_VIOLATION in message.text else None)
         try:
             yield page
         finally:
             context.close()
             browser.close()
+        assert not page.csp_violations, f"CSP violations: {page.csp_violations}"
+
+
+def wait_until(page: Any, expression: str, arg: Any = None, timeout: float = 20.0) -> Any:
+    """Poll the JavaScript function ``expression`` (called with ``arg``) until it returns a truthy
+    value, which is returned; TimeoutError after ``timeout`` seconds.
+
+    Playwright's own ``wait_for_function`` builds its predicate with ``eval`` inside the page,
+    which the app's Content-Security-Policy refuses (no 'unsafe-eval'); ``page.evaluate`` runs
+    through the DevTools protocol, which the policy does not govern.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = page.evaluate(expression, arg)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{expression[:80]} stayed false for {timeout} s")
+        page.wait_for_timeout(50)
 
 
 def screenshot(page: Any, name: str) -> Path:

@@ -8,11 +8,12 @@ with the replay CLI), which picks the parser from the file name.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -60,6 +61,26 @@ def import_records(project: Project, records: Sequence[Record],
     return insert_items(project, records, featurize(project, records, progress))
 
 
+#: the columns an import writes (the others keep their defaults: pending, no decision, no lease)
+COPY_COLUMNS = ("project_id", "seq", "text", "data", "filename", "vector_pairs", "vector", "gold", "status",
+                "created")
+
+
+def _copy(items: Sequence[Item]) -> None:
+    """PostgreSQL: insert new ``items`` by one ``COPY`` (no per-row SQL, no placeholders to bind)."""
+    now = timezone.now()
+    table = connection.ops.quote_name(Item._meta.db_table)
+
+    def dumped(value: Any) -> str | None:
+        return None if value is None else json.dumps(value)
+
+    with connection.cursor() as cursor, cursor.cursor.copy(
+            f"COPY {table} ({', '.join(COPY_COLUMNS)}) FROM STDIN") as copy:
+        for it in items:
+            copy.write_row((it.project_id, it.seq, it.text, it.data, it.filename, dumped(it.vector_pairs),
+                            it.vector, dumped(it.gold), Item.Status.PENDING, now))
+
+
 def insert_items(project: Project, records: Sequence[Record], vectors: Sequence[bytes]) -> list[Item]:
     """Insert featurized ``records`` (``vectors`` from :func:`featurize`) as pending items after
     the project's last one, in one transaction; the new items (with ids) in order."""
@@ -70,8 +91,11 @@ def insert_items(project: Project, records: Sequence[Record], vectors: Sequence[
         first = 0 if last is None else last + 1
         items = [_item(project, first + i, r, v)
                  for i, (r, v) in enumerate(zip(records, vectors, strict=True))]
-        Item.objects.bulk_create(items, batch_size=500)
-    if items[0].pk is None:  # backends without RETURNING on bulk insert
+        if connection.vendor == "postgresql":
+            _copy(items)  # issue 18: at the database's speed
+        else:
+            Item.objects.bulk_create(items, batch_size=500)
+    if items[0].pk is None:  # inserted without RETURNING
         ids = dict(Item.objects.filter(project=project, seq__gte=first).values_list("seq", "pk"))
         for item in items:
             item.pk = ids[item.seq]
@@ -101,7 +125,10 @@ def run_job(job_id: int) -> ImportJob | None:
         if not records:
             raise IngestError("nothing to import")
         jobs.beat(job, total=len(records), done=0)
-        vectors = featurize(project, records, lambda done: jobs.beat(job, done=done))
+        def progress(done: int) -> None:
+            jobs.beat(job, done=done)
+
+        vectors = featurize(project, records, progress)
         with jobs.finishing(job) as held:
             if held:
                 items = insert_items(project, records, vectors)

@@ -1,0 +1,54 @@
+"""Every answer under ``/api/`` that is an error is JSON ``{"error": message}``.
+
+:class:`ApiErrorMiddleware` turns the refusals views raise (``Http404``, ``PermissionDenied``,
+``BadRequest``) into JSON with their message, and rewrites any other non-JSON error answer
+under the prefix (an unknown URL's 404, a 405, the size limit's 413, the 500 page of an
+uncaught exception) into JSON with the status's reason. A 500 is still logged with its
+traceback by Django (``django.request``) before it is rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+
+API_PREFIX = "/api/"
+#: exception -> status, for the refusals answered with the exception's own message
+REFUSALS: tuple[tuple[type[Exception], int], ...] = (
+    (Http404, 404), (PermissionDenied, 403), (BadRequest, 400), (SuspiciousOperation, 400))
+
+
+def error_response(message: str, status: int = 400) -> JsonResponse:
+    """The API's error answer: ``{"error": message}`` with ``status``."""
+    return JsonResponse({"error": message}, status=status)
+
+
+class ApiErrorMiddleware:
+    """JSON errors under :data:`API_PREFIX` (module docstring); other paths are untouched."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (request.path.startswith(API_PREFIX) and response.status_code >= 400
+                and not response.get("Content-Type", "").startswith("application/json")):
+            message = f"{response.status_code} {response.reason_phrase}".lower()
+            allow = response.get("Allow")
+            json_response = error_response(f"{message} (allowed: {allow})" if allow else message,
+                                           response.status_code)
+            if allow:
+                json_response["Allow"] = allow
+            return json_response
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not request.path.startswith(API_PREFIX):
+            return None
+        for kind, status in REFUSALS:
+            if isinstance(exception, kind):
+                return error_response(str(exception) or HttpResponse(status=status).reason_phrase.lower(),
+                                      status)
+        return None  # anything else: Django logs it and answers 500, rewritten by __call__

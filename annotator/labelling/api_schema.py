@@ -1,0 +1,192 @@
+"""The JSON API's one declaration: the JSON Schemas its views validate bodies with, and the
+OpenAPI 3.1 document generated from them and from the URL patterns (issue 15 item 8).
+
+* :func:`operation` attaches an operation (summary, parameters, request body, answers) to a
+  view; :func:`openapi_document` walks the URL patterns and describes every view that has one
+  (the path and its parameters come from the route, e.g. ``<int:pk>`` -> ``{pk}``, integer).
+* :func:`validate_items_body` checks a ``POST .../items`` body against :func:`items_body`
+  for the project's item kind, the same schema the document shows; its error names the item
+  and the field (``item 3: 'text' must be a non-empty string``). What a schema cannot say
+  (the class values, what the featurizer accepts, text a database cannot store) is checked
+  by the view afterwards.
+
+Schemas are JSON Schema 2020-12 (what OpenAPI 3.1 uses), validated with ``jsonschema``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.urls import URLPattern, URLResolver, get_resolver
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from learners.uploads.records import MAX_FILENAME_LENGTH
+
+#: the key of an API item's content per item kind (text and URLs: as in CSV/JSONL uploads)
+CONTENT_KEY = {"vectors": "vector", "image": "image_base64"}
+ERROR = {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}},
+         "description": "what was refused and why, naming the item and field"}
+GOLD = {"type": ["string", "integer", "null"],
+        "description": "the known class (one of the project's classes), or null"}
+NONEMPTY = {"type": "string", "minLength": 1}
+ITEM_SCHEMAS: dict[str, dict[str, Any]] = {
+    "text": {"type": "object", "required": ["text"], "properties": {"text": NONEMPTY, "gold": GOLD}},
+    "url": {"type": "object", "properties": {"url": NONEMPTY, "text": NONEMPTY, "gold": GOLD},
+            "anyOf": [{"required": ["url"]}, {"required": ["text"]}]},
+    "vectors": {"type": "object", "required": ["vector"], "properties": {
+        "vector": {"type": "array", "description": "sparse vector: [index (0-based), value] pairs",
+                   "items": {"type": "array", "minItems": 2, "maxItems": 2,
+                             "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "number"}]}},
+        "gold": GOLD}},
+    "image": {"type": "object", "required": ["image_base64"], "properties": {
+        "image_base64": {"type": "string", "contentEncoding": "base64"},
+        "filename": {"type": "string", "maxLength": MAX_FILENAME_LENGTH},
+        "gold": GOLD}},
+}
+ITEM_STATE = {"type": "object", "required": ["id", "seq", "status"], "properties": {
+    "id": {"type": "integer"}, "seq": {"type": "integer"}, "status": {"type": "string"},
+    "prediction": {"description": "a class value, null until decided or when hidden"},
+    "score": {"type": ["number", "null"]}, "query_prob": {"type": ["number", "null"]},
+    "queried": {"type": ["boolean", "null"]}, "model_version": {"type": ["integer", "null"]}}}
+OPINION = {"type": "object", "required": ["label_id", "item_id", "seq", "annotator", "role", "label",
+                                           "created", "primary", "undone_at"], "properties": {
+    "label_id": {"type": "integer"}, "item_id": {"type": "integer"}, "seq": {"type": "integer"},
+    "annotator": {"type": ["string", "null"], "description": "null: the user was deleted"},
+    "role": {"type": ["string", "null"], "description": "membership role; null: none (staff, deleted)"},
+    "label": {"description": "a class value"}, "created": {"type": "string", "format": "date-time"},
+    "primary": {"type": "boolean", "description": "the label the learner uses"},
+    "undone_at": {"type": ["string", "null"], "format": "date-time", "description": "null: not undone"}}}
+#: answers every API operation may give besides its own
+COMMON_ERRORS = {"400": "malformed request", "403": "no or wrong token (the same for a missing project), "
+                 "or not a member", "404": "no such project (members) or item", "405": "method not allowed",
+                 "413": "request body too large"}
+
+
+def items_body(kind: str | None) -> dict[str, Any]:
+    """Schema of a ``POST .../items`` body for projects of item ``kind`` (None: any kind)."""
+    item = ITEM_SCHEMAS[kind] if kind else {"anyOf": list(ITEM_SCHEMAS.values())}
+    return {"type": "object", "required": ["items"], "properties": {
+        "items": {"type": "array", "minItems": 1, "maxItems": settings.API_MAX_BATCH, "items": item}}}
+
+
+def _where(path: list[Any]) -> tuple[str, str]:
+    """(``item N`` or ``the body``, the field below it as ``'name'[0][1]`` or "")."""
+    if len(path) >= 2 and path[0] == "items" and isinstance(path[1], int):
+        where, rest = f"item {path[1]}", path[2:]
+    else:
+        where, rest = "the body", path
+    field = "".join(f"[{p}]" if isinstance(p, int) else f"{p!r}" if i == 0 else f"[{p!r}]"
+                    for i, p in enumerate(rest))
+    return where, field
+
+
+def _phrase(error: ValidationError) -> str:
+    """A short reason for ``error`` (never the offending value itself: it may be huge)."""
+    kind, value, instance = error.validator, error.validator_value, error.instance
+    if kind == "type":
+        names = value if isinstance(value, list) else [value]
+        return "expected " + " or ".join(("an " if n[0] in "aeiou" else "a ") + n for n in names)
+    if kind == "required":
+        missing = next((p for p in value if p not in instance), value[0])
+        return f"no {missing!r} field"
+    if kind == "anyOf" and all(set(s) == {"required"} for s in value):
+        return "no " + " or ".join(repr(s["required"][0]) for s in value) + " field"
+    if kind == "minLength" and value == 1:
+        return "must be a non-empty string"
+    if kind == "maxLength":
+        return f"is {len(instance)} characters long, at most {value} allowed"
+    if kind in ("minItems", "maxItems"):
+        return f"needs {'at least' if kind == 'minItems' else 'at most'} {value} entries, got {len(instance)}"
+    if kind == "minimum":
+        return f"must be at least {value}"
+    return error.message[:200]
+
+
+def validate_items_body(body: Any, kind: str) -> None:
+    """ValueError naming the item and field when ``body`` does not match :func:`items_body`."""
+    error = best_match(Draft202012Validator(items_body(kind)).iter_errors(body))
+    if error is None:
+        return
+    path = list(error.absolute_path)
+    if len(path) <= 1:  # the envelope itself
+        items = body.get("items") if isinstance(body, dict) else None
+        if error.validator == "maxItems" and isinstance(items, list):
+            raise ValueError(f"at most {error.validator_value} items per request, got {len(items)}")
+        raise ValueError(f"the body must be {{\"items\": [...]}} with at least one item "
+                         f"and at most {settings.API_MAX_BATCH}")
+    where, field = _where(path)
+    raise ValueError(f"{where}: {field + ' ' if field else ''}{_phrase(error)}")
+
+
+# ------------------------------------------------------------------------- the document
+def operation(**methods: dict[str, Any]) -> Callable[[Any], Any]:
+    """Attach OpenAPI operations (by lower-case method) to a view: each ``{"summary",
+    "parameters", "body" (a schema, or a function of the item kind (None: any) giving it),
+    "answers" ({status: (description, schema or None)})}``."""
+    def attach(view: Any) -> Any:
+        view.openapi = methods
+        return view
+    return attach
+
+
+def _patterns(resolver: URLResolver, prefix: str = "") -> list[tuple[str, Any]]:
+    out = []
+    for p in resolver.url_patterns:
+        if isinstance(p, URLResolver):
+            out += _patterns(p, prefix + str(p.pattern))
+        elif isinstance(p, URLPattern):
+            out.append((prefix + str(p.pattern), p.callback))
+    return out
+
+
+ROUTE_PARAM = re.compile(r"<(?:(\w+):)?(\w+)>")
+CONVERTER_SCHEMA = {"int": {"type": "integer", "minimum": 0}, "str": {"type": "string"},
+                    "slug": {"type": "string"}, None: {"type": "string"}}
+
+
+def _json(schema: dict[str, Any] | None) -> dict[str, Any]:
+    return {"application/json": {"schema": schema}} if schema is not None else {}
+
+
+def _operation(spec: dict[str, Any], path_params: list[dict[str, Any]]) -> dict[str, Any]:
+    answers = {**{k: (v, ERROR) for k, v in COMMON_ERRORS.items()},
+               **{str(k): v for k, v in spec["answers"].items()}}
+    out: dict[str, Any] = {
+        "summary": spec["summary"], "parameters": path_params + spec.get("parameters", []),
+        "responses": {str(code): {"description": text, "content": _json(schema)}
+                      for code, (text, schema) in sorted(answers.items())},
+        "security": [{"token": []}, {"session": []}],
+    }
+    if "body" in spec:
+        body = spec["body"]
+        out["requestBody"] = {"required": True, "content": _json(body(None) if callable(body) else body)}
+    return out
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI 3.1 description of every view that declares :func:`operation`."""
+    paths: dict[str, Any] = {}
+    for route, view in _patterns(get_resolver()):
+        methods = getattr(view, "openapi", None)
+        if not methods:
+            continue
+        params = [{"name": name, "in": "path", "required": True, "schema": CONVERTER_SCHEMA.get(conv)}
+                  for conv, name in ROUTE_PARAM.findall(route)]
+        path = "/" + ROUTE_PARAM.sub(lambda m: "{" + m.group(2) + "}", route)
+        paths[path] = {method: _operation(spec, params) for method, spec in methods.items()}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Active annotator API", "version": "1",
+                 "description": "Stream items into a project and read the learner's decisions. Generated "
+                                "from the views' declarations (annotator/labelling/api_schema.py)."},
+        "paths": paths,
+        "components": {"securitySchemes": {
+            "token": {"type": "apiKey", "in": "header", "name": "Authorization",
+                      "description": "'Token <the project's API token>' (console page)"},
+            "session": {"type": "apiKey", "in": "cookie", "name": "sessionid",
+                        "description": "a logged-in member's session (GET only)"}}},
+    }

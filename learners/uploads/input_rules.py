@@ -1,0 +1,56 @@
+"""What user-supplied text and JSON must satisfy before it reaches the database (issue 15 item 5).
+
+One definition, used by the upload parsers (here), and by the app's JSON API and forms:
+
+* text never holds a NUL character (PostgreSQL text cannot store it) nor a lone surrogate
+  (not valid Unicode: no database encoding can store it);
+* a string bound for a ``CharField`` fits its ``max_length``;
+* JSON from users that nests too deeply is refused (Python's parser recurses: a body nested
+  100,000 deep ends in a ``RecursionError``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text_problem(value: str, max_length: int | None = None) -> str | None:
+    """Why ``value`` cannot be stored as text (a short phrase), or None when it can."""
+    if "\x00" in value:
+        return "contains a NUL character"
+    if _SURROGATE.search(value):
+        return "contains a lone surrogate (not valid Unicode)"
+    if max_length is not None and len(value) > max_length:
+        return f"is {len(value)} characters long, at most {max_length} allowed"
+    return None
+
+
+def checked_text(value: str, what: str, max_length: int | None = None) -> str:
+    """``value`` unchanged; ValueError ``"<what> <problem>"`` when :func:`text_problem` finds one."""
+    problem = text_problem(value, max_length)
+    if problem:
+        raise ValueError(f"{what} {problem}")
+    return value
+
+
+def parse_json(text: str | bytes, what: str = "the body") -> Any:
+    """The JSON value of ``text``; ValueError ``"<what>: <problem>"`` when it is not UTF-8 JSON
+    or nests too deeply. Strings inside may still hold NUL or lone surrogates (``"\\u0000"``,
+    ``"\\ud800"``): check the ones stored with :func:`checked_text`."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{what}: not valid UTF-8") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise ValueError(f"{what}: invalid JSON ({exc.msg} at {where})") from None
+    except RecursionError:  # the C parser stops at Python's recursion limit (~1000 levels)
+        raise ValueError(f"{what}: JSON nested too deeply") from None
+    return value

@@ -1,0 +1,59 @@
+"""The OpenAPI description (issue 15 item 8) is generated from the code: every API route is in
+it with its parameters, and the request schema it shows is the one the view validates with."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+from django.urls import get_resolver
+from jsonschema import Draft202012Validator
+
+from annotator.labelling.api_schema import ITEM_SCHEMAS
+
+from .support.app import text_project
+
+pytestmark = pytest.mark.django_db
+
+
+def _document(client: Client | None = None) -> dict:
+    response = (client or Client()).get("/api/openapi.json")
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    return response.json()
+
+
+def test_every_api_route_is_described_with_its_parameters():
+    doc = _document()
+    assert doc["openapi"] == "3.1.0"
+    routes = {str(p.pattern) for p in get_resolver().url_patterns[-1].url_patterns
+              if str(p.pattern).startswith("api/projects/")}
+    assert {"/" + r.replace("<int:pk>", "{pk}") for r in routes} == set(doc["paths"])
+    for path, methods in doc["paths"].items():
+        for method, op in methods.items():
+            pk = next(p for p in op["parameters"] if p["name"] == "pk")
+            assert pk == {"name": "pk", "in": "path", "required": True,
+                          "schema": {"type": "integer", "minimum": 0}}, (path, method)
+            assert {"200", "201"} & set(op["responses"]) and "403" in op["responses"]
+    assert set(doc["paths"]["/api/projects/{pk}/items"]) == {"get", "post"}
+
+
+def test_the_described_body_is_the_one_the_view_validates(settings):
+    settings.API_MAX_BATCH = 3
+    schema = _document()["paths"]["/api/projects/{pk}/items"]["post"]["requestBody"]["content"][
+        "application/json"]["schema"]
+    assert schema["properties"]["items"]["maxItems"] == 3  # read from the settings, not copied
+    assert schema["properties"]["items"]["items"]["anyOf"] == list(ITEM_SCHEMAS.values())
+    project = text_project(params={"delta": 100.0})
+    auth = {"HTTP_AUTHORIZATION": f"Token {project.api_token}"}
+    text_items = {"type": "object", "required": ["items"],
+                  "properties": {"items": {**schema["properties"]["items"], "items": ITEM_SCHEMAS["text"]}}}
+    validator = Draft202012Validator(text_items)
+    bodies = [{"items": [{"text": "fine"}]}, {"items": [{"text": ""}]}, {"items": [{"text": 3}]},
+              {"items": []}, {"items": [{"text": "a"}] * 4}, {"items": [{"text": "a", "gold": [1]}]},
+              {"items": [{"vector": [[0, 1]]}]}, {"things": []}, [1]]
+    for body in bodies:
+        response = Client().post(f"/api/projects/{project.pk}/items", json.dumps(body),
+                                 content_type="application/json", **auth)
+        valid = validator.is_valid(body)
+        assert response.status_code == (201 if valid else 400), (body, response.content)
