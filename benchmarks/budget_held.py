@@ -3,7 +3,7 @@ on the four raw streams, featurized by the app's default featurizers (``learners
 
     PYTHONPATH=. .venv/bin/python benchmarks/budget_held.py [--items N] [--algo NAME ...]
 
-Streams (``../shared/datasets``, read in file order, first ``--items`` of each): SMS spam
+Streams (the shared datasets folder, read in file order, first ``--items`` of each): SMS spam
 (binary, ham / spam), AG News (4 classes), MNIST test digits as PNG bytes (10 classes), URLs
 (binary, benign / malicious). Each learner of the stream's task runs once per R in budget mode
 (``docs/budget.md``, one seeded stream order); the report gives the achieved ratio and its
