@@ -43,6 +43,8 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from .budget import BudgetController, knob_name
+
 # the query-probability rules are plain arithmetic in kernels.py, which compiled loops use too
 from .kernels import margin_query_probability, mode_probability, statistic_query_probability
 
@@ -234,17 +236,42 @@ class Learner(ABC):
         _, _, q = self._decision_parts(idx, vals)
         return q
 
-    def decide(self, x: Any, rng: np.random.Generator) -> Decision:
+    def decide(self, x: Any, rng: np.random.Generator, budget: BudgetController | None = None) -> Decision:
         """Predict, compute q and draw exactly one uniform ``u``; queried iff ``u < q``.
 
         Advances ``n_seen`` by one. Does not learn: call :meth:`learn` with the revealed
         label when ``queried`` (or :meth:`observe` when not).
+
+        budget: budget mode (``docs/budget.md``): the controller sets the knob before the
+            decision, turns the rule's q into the probability drawn with (the one reported)
+            and records the outcome. None (default): the published rule alone.
         """
         idx, vals = sparse_row(x, self.n_features)
+        if budget is not None:
+            budget.apply(self)
         code, stat, q = self._decision_parts(idx, vals)
+        q_rule = q
+        if budget is not None:
+            q = budget.adjust(q_rule)  # DEVIATION (budget mode): docs/budget.md
         u = rng.random()
         self.n_seen += 1
-        return Decision(self.classes[code], float(stat), float(q), bool(u < q))
+        queried = bool(u < q)
+        if budget is not None:
+            budget.record(q_rule, queried)
+        return Decision(self.classes[code], float(stat), float(q), queried)
+
+    def model_notes(self) -> list[str]:
+        """Sentences for an exported model's card on how the learner sees its input (default none)."""
+        return []
+
+    def set_budget_knob(self, knob: str, value: float) -> None:
+        """Budget mode sets its knob before each decision (default: ``set_params(knob=value)``)."""
+        self.set_params(**{knob: value})
+
+    def budget_knob(self) -> str:
+        """The parameter budget mode adapts (``docs/budget.md``): ``delta`` for the active
+        rule, ``p`` (the drawn probability itself) for random or supervised querying."""
+        return knob_name(self.query)
 
     def learn(self, x: Any, y: Hashable) -> None:
         """Apply one revealed label ``y`` (a class value) for item ``x``."""

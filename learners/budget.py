@@ -1,22 +1,38 @@
-"""Online budget control: adapt a learner's query knob so that its query ratio tracks a target.
+"""Budget mode: hold a learner's query ratio at a target R whatever its published rule does.
 
 Used by the replay (``--budget R``) and by the app (the same class, state saved as JSON).
+How budget mode works and how it departs from each paper: ``docs/budget.md``. In short, for
+each item the learner's own query probability ``q`` (its published rule at the current knob)
+goes through three stages before the one Bernoulli draw of :meth:`learners.base.Learner.decide`:
 
-Control law (integral control on the log of the knob, with anti-windup clamping)::
+1. **Knob** (all learners). The learner's query knob ``k`` (:meth:`Learner.budget_knob`:
+   ``delta`` for the active rules, ``s0`` for OASIS's threshold rule, ``p`` for random
+   querying and for learners that never query actively) follows an integral control law on
+   its logarithm::
 
-    after item t with query indicator Z_t in {0, 1}:
-        log k_{t+1} = clip(log k_t + gain * (R - Z_t), log low, log high)
+       L_{t+1} = clip(L_t + (g_t / R) * (R - q'_t), L_min, L_max),   k = clip(exp(L), low, high)
 
-``k`` is the knob: ``delta`` for the active rules (every learner's q grows with delta) and
-``p`` for ``query="random"`` (q = p). Every unqueried item nudges the knob up by a factor
-``exp(gain * R)``, every query pulls it down by ``exp(-gain * (1 - R))``; the knob is stationary
-only where the expected query rate equals R. While no clamp is active,
-``log k_t = log k_0 + gain * (R t - Q_t)`` with ``Q_t`` the queries so far: the knob is a
-function of the query deficit ``R t - Q_t``, which the loop keeps bounded, so the running
-ratio ``Q_t / t`` converges to R at rate O(1/t). Clamping the state (not just the output)
-stops a deficit the learner cannot follow (e.g. forced queries) from winding up.
+   where ``q'_t`` is the item's probability after stage 2 (an expectation, not the coin
+   flip, so the law is not driven by sampling noise). The error is divided by R so that the
+   knob moves at the same relative pace at every target (a query at R = 2% pulls as hard,
+   relative to the budget, as one at 20%). ``g_t`` is ``gain`` boosted while few queries were
+   expected (``g_t = gain * max(1, boost / sqrt(1 + R t))``) so that a knob that starts far from
+   its working value (OASIS's ``s0 = 0.01``) gets there within the first few hundred items.
+2. **Thinning** (rules whose ``q`` does not fall with the knob, e.g. SOAL's ``rho <= 0`` and
+   D-ADA's ``q <= 0`` force ``q = 1``, KMC's cold start). The same state ``L`` continues
+   below ``log low``: there ``k = low`` and every probability is multiplied by
+   ``exp(L - log low)``, down to R (a stream where every item is forced is then sampled at
+   rate R). Thinning is proportional, so the rule's ordering of the items is kept.
+   For ``p`` the knob *is* the probability (``q' = p``): a learner in ``query="random"`` or
+   ``"all"`` mode, or one that never queries actively (``osis``, ``os``), is sampled at R.
+3. **Hard cap.** An item is never queried when ``n_queried + 1 > R (n_seen + 1) + burst``:
+   the running ratio can exceed R only by ``burst / n_seen`` (the law alone overshoots
+   while the knob is still travelling, e.g. during a learner's forced start). The law skips
+   the items the cap held (anti-windup: a short forced start, such as OASIS's first items or
+   a margin of 0 before the first label, would otherwise drive the knob far down), and one
+   step moves ``L`` by at most :data:`MAX_STEP`.
 
-The learner's own rule is untouched: the controller only calls ``set_params`` between items.
+Without a budget none of this runs and every learner follows its paper.
 """
 
 from __future__ import annotations
@@ -24,28 +40,42 @@ from __future__ import annotations
 import math
 from typing import Any
 
-#: default clamps of each knob (delta spans the papers' 2^-10..2^10 sweeps with margin)
-KNOB_LIMITS = {"delta": (2.0 ** -30, 2.0 ** 30), "p": (1e-6, 1.0)}
+#: default clamps of each knob (``s0`` above 1 queries every item: the score is in [0, 1])
+KNOB_LIMITS = {"delta": (2.0 ** -12, 2.0 ** 12), "p": (1e-6, 1.0), "s0": (1e-4, 1.5)}
+#: default gain of each knob: a threshold (``s0``) changes the query rate in steps, so its knob
+#: must travel further and faster than a smooth rule's ``delta``
+KNOB_GAINS = {"delta": 0.005, "p": 0.005, "s0": 0.03}
+#: knobs that are the query probability itself (no thinning stage below them)
+PROBABILITY_KNOBS = frozenset({"p"})
+#: largest move of ``log k`` on one item (a forced query early in a stream, boosted, would
+#: otherwise throw the knob far below its working range)
+MAX_STEP = 0.5
 
 
 def knob_name(query: str) -> str:
-    """The parameter a budget adapts for a learner in query mode ``query``: ``p`` or ``delta``."""
-    return "p" if query == "random" else "delta"
+    """The knob a budget adapts for a learner in query mode ``query``: ``delta`` or ``p``.
+
+    Learners may refine it (OASIS's threshold rule: ``s0``); use :meth:`Learner.budget_knob`.
+    """
+    return "delta" if query == "active" else "p"
 
 
 class BudgetController:
-    """Integral controller of a query knob (see the module docstring for the law).
+    """Budget mode of one stream (see the module docstring for the three stages).
 
     target: the wanted query ratio R in (0, 1].
-    initial: the knob's starting value k_0 (> 0).
-    knob: ``"delta"`` or ``"p"`` (only names the parameter and picks the default clamps).
-    gain: step of ``log k`` per unit of error (> 0); 0.05 moves delta by a factor ~e after
-        20 surplus queries.
-    low, high: clamps of the knob (defaults from :data:`KNOB_LIMITS`).
+    initial: the knob's starting value (> 0; clipped to the limits).
+    knob: ``"delta"``, ``"s0"`` or ``"p"`` (names the parameter and picks the default limits).
+    gain: step of ``log k`` per unit of relative error ``(R - q)/R`` (> 0; default from
+        :data:`KNOB_GAINS`).
+    low, high: limits of the knob (defaults from :data:`KNOB_LIMITS`).
+    burst: queries the hard cap allows above ``R * n_seen`` (>= 0).
+    boost: early gain multiplier (>= 1, see :meth:`step_gain`).
     """
 
-    def __init__(self, target: float, initial: float = 1.0, *, knob: str = "delta", gain: float = 0.05,
-                 low: float | None = None, high: float | None = None) -> None:
+    def __init__(self, target: float, initial: float = 1.0, *, knob: str = "delta",
+                 gain: float | None = None, low: float | None = None, high: float | None = None,
+                 burst: float = 3.0, boost: float = 4.0) -> None:
         if not 0.0 < float(target) <= 1.0:
             raise ValueError(f"budget target must be a query ratio in (0, 1], got {target!r}")
         if knob not in KNOB_LIMITS:
@@ -57,49 +87,100 @@ class BudgetController:
             raise ValueError(f"knob limits must satisfy 0 < low <= high, got {self.low}, {self.high}")
         if not float(initial) > 0.0:
             raise ValueError(f"initial knob value must be > 0, got {initial!r}")
+        gain = KNOB_GAINS[knob] if gain is None else gain
         if not float(gain) > 0.0:
             raise ValueError(f"gain must be > 0, got {gain!r}")
+        if not float(boost) >= 1.0:
+            raise ValueError(f"boost must be >= 1, got {boost!r}")
+        if not float(burst) >= 0.0:
+            raise ValueError(f"burst must be >= 0, got {burst!r}")
         self.target = float(target)
         self.knob = knob
         self.gain = float(gain)
+        self.burst = float(burst)
+        self.boost = float(boost)
         self.log_value = self._clip(math.log(float(initial)))
         self.n_seen = 0
         self.n_queried = 0
 
+    @classmethod
+    def for_learner(cls, target: float, learner: Any, **options: Any) -> BudgetController:
+        """A controller for ``learner``'s budget knob, starting from the knob's current value."""
+        knob = learner.budget_knob()
+        initial = target if knob in PROBABILITY_KNOBS else float(learner.get_params()[knob])
+        return cls(target, initial, knob=knob, **options)
+
+    # ------------------------------------------------------------------ state law
     def _clip(self, log_value: float) -> float:
-        return min(max(log_value, math.log(self.low)), math.log(self.high))
+        floor = math.log(self.low)
+        if self.knob not in PROBABILITY_KNOBS:
+            floor += math.log(self.target)  # the thinning stage reaches down to a factor R
+        return min(max(log_value, floor), math.log(self.high))
 
     @property
     def value(self) -> float:
-        """The knob value to use for the next decision."""
-        return math.exp(self.log_value)
+        """The knob value used for the next decision (within ``[low, high]``)."""
+        return min(max(math.exp(self.log_value), self.low), self.high)
+
+    @property
+    def thinning(self) -> float:
+        """Factor in (R, 1] applied to the learner's probability (1 unless the knob is at ``low``)."""
+        return min(1.0, math.exp(self.log_value - math.log(self.low)))
 
     @property
     def ratio(self) -> float:
         """Running query ratio so far (0 before the first item)."""
         return self.n_queried / self.n_seen if self.n_seen else 0.0
 
-    def update(self, queried: bool) -> float:
-        """Record one decision (queried or not) and return the knob for the next one."""
+    def apply(self, learner: Any) -> None:
+        """Set the learner's knob (:meth:`Learner.set_budget_knob`) before a decision."""
+        learner.set_budget_knob(self.knob, self.value)
+
+    def planned(self, q: float) -> float:
+        """Stages 2 and 3's input: the probability budget mode plans for the learner's ``q``."""
+        if self.knob in PROBABILITY_KNOBS:
+            # DEVIATION (budget mode): random (and osis / os) items drawn at the knob p
+            # (docs/budget.md).
+            return self.value
+        # DEVIATION (budget mode): forced queries (q = 1) thinned below the knob's floor
+        # (docs/budget.md).
+        return min(1.0, max(0.0, float(q))) * self.thinning
+
+    def capped(self) -> bool:
+        """True when the hard cap forbids a query on the next item."""
+        # DEVIATION (budget mode): no paper caps its queries (docs/budget.md).
+        return self.n_queried + 1 > self.target * (self.n_seen + 1) + self.burst
+
+    def adjust(self, q: float) -> float:
+        """The probability to draw with for the learner's ``q``: thinned, then capped (0 if capped)."""
+        return 0.0 if self.capped() else self.planned(q)
+
+    def step_gain(self) -> float:
+        """The gain of the next step: ``gain * max(1, boost / sqrt(1 + R n_seen))``, larger while
+        few queries were expected so the knob reaches its working range early in a stream."""
+        return self.gain * max(1.0, self.boost / math.sqrt(1.0 + self.target * self.n_seen))
+
+    def record(self, q: float, queried: bool) -> None:
+        """Record one decision: the learner's ``q`` and whether the item was queried."""
+        planned, capped = self.planned(q), self.capped()
         self.n_seen += 1
         self.n_queried += int(bool(queried))
-        self.log_value = self._clip(self.log_value + self.gain * (self.target - float(bool(queried))))
-        return self.value
+        if capped:
+            return  # anti-windup: the cap held this item, the knob need not move for it
+        step = self.step_gain() * (self.target - planned) / self.target
+        self.log_value = self._clip(self.log_value + max(-MAX_STEP, min(MAX_STEP, step)))
 
-    def apply(self, learner: Any) -> None:
-        """Set the learner's knob (``learner.set_params(delta=...)`` or ``p=...``) to :attr:`value`."""
-        learner.set_params(**{self.knob: self.value})
-
+    # ---------------------------------------------------------------------- state
     def get_state(self) -> dict[str, Any]:
         """JSON-able state; :meth:`from_state` continues exactly."""
         return {"target": self.target, "knob": self.knob, "gain": self.gain, "low": self.low,
-                "high": self.high, "log_value": self.log_value, "n_seen": self.n_seen,
-                "n_queried": self.n_queried}
+                "high": self.high, "burst": self.burst, "boost": self.boost, "log_value": self.log_value,
+                "n_seen": self.n_seen, "n_queried": self.n_queried}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> BudgetController:
         ctl = cls(state["target"], 1.0, knob=state["knob"], gain=state["gain"], low=state["low"],
-                  high=state["high"])
+                  high=state["high"], burst=state.get("burst", 3.0), boost=state.get("boost", 4.0))
         ctl.log_value = float(state["log_value"])
         ctl.n_seen = int(state["n_seen"])
         ctl.n_queried = int(state["n_queried"])

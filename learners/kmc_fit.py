@@ -65,7 +65,8 @@ def solve_dual_qp(G: np.ndarray, C: float, constraint: str, u0: np.ndarray | Non
         return float(u @ grad) - best
 
     u = project(np.full(M, C / M) if u0 is None or len(u0) != M else np.asarray(u0, float))
-    lip = float(np.linalg.norm(G, 2) ** 2) if G.size else 0.0
+    # ||G||_2^2 = the largest eigenvalue of the (r, r) Gram G^T G: cheaper than an SVD of G
+    lip = float(np.linalg.eigvalsh(G.T @ G)[-1]) if G.size else 0.0
     if lip <= 0.0:
         return u
     step = 1.0 / lip

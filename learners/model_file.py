@@ -61,7 +61,8 @@ def card_path(path: str | os.PathLike[str]) -> Path:
 def full_card(learner: Learner, featurizer: Featurizer, card: dict[str, Any]) -> dict[str, Any]:
     """The caller's card plus what makes the file self-describing.
 
-    Adds ``learner`` (name, params, classes, n_features, items seen, labels applied) and
+    Adds ``learner`` (name, params, classes, n_features, items seen, labels applied, and the
+    learner's :meth:`Learner.model_notes` when it has any) and
     ``featurizer`` (its config). The caller's own keys (algorithm, delta, metrics, ...) are
     kept as given; a caller value for ``learner`` or ``featurizer`` that contradicts the
     objects is a ValueError.
@@ -74,6 +75,9 @@ def full_card(learner: Learner, featurizer: Featurizer, card: dict[str, Any]) ->
                     "n_seen": learner.n_seen, "n_labels": learner.n_labels},
         "featurizer": featurizer.config(),
     }
+    notes = learner.model_notes()
+    if notes:  # e.g. OASIS's input projection (docs/algorithms/oasis.md)
+        own["learner"]["notes"] = notes
     for key, value in own.items():
         if key in card and json.loads(_json_bytes(card[key], f"card's {key!r}")) != value:
             raise ValueError(f"card[{key!r}] = {card[key]!r} contradicts the {key} being saved ({value!r})")

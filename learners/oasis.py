@@ -84,6 +84,11 @@ C = math.sqrt((1.0 - GAMMA) * GAMMA * ALPHA)
 KAPPA = math.log(C / (GAMMA * ALPHA))  # = -C' = 0.5 ln 8
 LOG_C = math.log(C)
 RULES = ("threshold", "bernoulli")
+#: default input width of the filter; wider inputs are randomly projected to it (a 16x16 image
+#: keeps its pixels, hashed text is projected)
+MAX_DIM = 256
+#: largest particle memory a learner may hold (refused above, with the numbers, at construction)
+MAX_PARTICLE_BYTES = 512 * 2**20
 
 
 # --------------------------------------------------------------------------- building blocks
@@ -270,31 +275,44 @@ class OASIS(Learner):
 
     def __init__(self, n_features: int, classes: Sequence[Hashable], *, m: int = 1000, tau: int = 100,
                  nu: float = 2.5, proposal_scale: float = 0.025, standardize: bool = True,
-                 bias: bool = False, seed: int = 0, rule: str = "threshold", s0: float = 0.01,
-                 active: bool = True, use_unlabeled: bool = True, **common: Any) -> None:
+                 bias: bool = False, seed: int = 0, max_dim: int = MAX_DIM, rule: str = "threshold",
+                 s0: float = 0.01, active: bool = True, use_unlabeled: bool = True, **common: Any) -> None:
         super().__init__(n_features, classes, **common)
         if rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
         self.binary = len(self.classes) == 2
         self.m, self.tau, self.nu, self.proposal_scale = int(m), int(tau), float(nu), float(proposal_scale)
         self.standardize, self.bias, self.seed = bool(standardize), bool(bias), int(seed)
+        self.max_dim = int(max_dim)
         self.rule, self.s0 = rule, float(s0)
         self.active, self.use_unlabeled = bool(active), bool(use_unlabeled)
         self.n_filters = 1 if self.binary else len(self.classes)
-        self.dim = self.n_features + (1 if self.bias else 0)
+        # DEVIATION: inputs wider than max_dim are projected (docs/algorithms/oasis.md): the
+        # filter's memory and time per item are bounded whatever the featurizer's width.
+        self.projection = (RandomProjection(self.n_features, int(max_dim), int(seed))
+                           if self.n_features > int(max_dim) else None)
+        self.in_dim = self.n_features if self.projection is None else int(max_dim)
+        self.dim = self.in_dim + (1 if self.bias else 0)
+        need = particle_bytes(self.n_filters, self.m, self.dim, self.tau)
+        if need > MAX_PARTICLE_BYTES:
+            raise ValueError(f"OASIS would hold {need / 2**20:.0f} MiB of particles and buffers "
+                             f"({self.n_filters} filter(s) x m={self.m} x {self.dim} dimensions); the "
+                             f"limit is {MAX_PARTICLE_BYTES // 2**20} MiB: lower m or max_dim")
         self.rng = np.random.default_rng(int(seed))
         # Initialisation (spec section 2.2): W_i ~ prior, pi_i = 1/m, in log space.
         self.W = self.nu * self.rng.standard_cauchy((self.n_filters, self.m, self.dim))
         self._set_log_weights(np.full((self.n_filters, self.m), -math.log(self.m)))
-        self.scaler = RunningScaler(self.n_features)
-        self.buffer = Buffer(self.tau, self.n_features, self.n_filters)
+        self.scaler = RunningScaler(self.in_dim)
+        self.buffer = Buffer(self.tau, self.in_dim, self.n_filters)
         self.n_moves = 0  # resample-move events, summed over filters (diagnostic)
-        self.since_move = 0  # posterior updates since the particles last moved (any filter)
+        # posterior updates since each filter's particles last moved (K,): one counter per
+        # filter, so a filter that did not move keeps all of its evidence (issue 14)
+        self.since_move = np.zeros(self.n_filters, dtype=np.int64)
 
     def _own_params(self) -> dict[str, Any]:
         own: dict[str, Any] = {"m": self.m, "tau": self.tau, "nu": self.nu,
                                "proposal_scale": self.proposal_scale, "standardize": self.standardize,
-                               "bias": self.bias, "seed": self.seed}
+                               "bias": self.bias, "seed": self.seed, "max_dim": self.max_dim}
         if self.active:  # osis / os have no query rule: rule and s0 are not among their parameters
             own.update(rule=self.rule, s0=self.s0)
         return own
@@ -314,6 +332,19 @@ class OASIS(Learner):
             F = np.concatenate([F, np.ones((*F.shape[:-1], 1))], axis=-1)
         return F
 
+    def _input(self, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
+        """One raw item as the filter's dense input (in_dim,): itself, or its projection."""
+        if self.projection is None:
+            return dense_row_from(idx, vals, self.n_features)
+        return self.projection(idx, vals)
+
+    def model_notes(self) -> list[str]:
+        if self.projection is None:
+            return []
+        return [f"OASIS input: the {self.n_features} features are projected to {self.in_dim} "
+                f"dimensions by a seeded random +-1 projection (seed {self.projection.seed}) "
+                f"before the particle filter (max_dim; docs/algorithms/oasis.md)"]
+
     def _margins(self, x: np.ndarray) -> np.ndarray:
         """``W_i . x`` of every particle of every filter, (K, m)."""
         return self.W @ self._features(x)
@@ -331,11 +362,11 @@ class OASIS(Learner):
 
     # -------------------------------------------------------------- decisions
     def _scores(self, idx, vals) -> float | np.ndarray:
-        M = predictive_margin(self._margins(dense_row_from(idx, vals, self.n_features)), self.pi)
+        M = predictive_margin(self._margins(self._input(idx, vals)), self.pi)
         return float(M[0]) if self.binary else (1.0 + M) / 2.0
 
     def _predict_and_query(self, idx, vals, predict_only):
-        Z = self._margins(dense_row_from(idx, vals, self.n_features))
+        Z = self._margins(self._input(idx, vals))
         M = predictive_margin(Z, self.pi)
         code = (1 if M[0] > 0.0 else 0) if self.binary else int(np.argmax(M))  # ties: -1 / first
         score = float(np.min(disagreement_score(Z, self.pi)))
@@ -349,10 +380,10 @@ class OASIS(Learner):
 
     # ---------------------------------------------------------------- updates
     def _update(self, idx, vals, code) -> None:
-        self._step(dense_row_from(idx, vals, self.n_features), code)
+        self._step(self._input(idx, vals), code)
 
     def _observe(self, idx, vals) -> None:
-        self._step(dense_row_from(idx, vals, self.n_features), None)
+        self._step(self._input(idx, vals), None)
 
     def _step(self, x: np.ndarray, code: int | None) -> None:
         """One filtering step for item x with class code (None = unlabelled); spec section 2.8."""
@@ -363,18 +394,22 @@ class OASIS(Learner):
             y = self._filter_labels(code)
             self.buffer.push(x, y)  # the buffer includes the current item (section 2.5)
             self.since_move += 1
-        if self.standardize and self.scaler.n <= self.tau and self.since_move <= self.buffer.size:
-            # Scaler warm-up (module docstring): every item since the particles last moved is
-            # still buffered, so the weights are recomputed under the current statistics.
-            Xb, Yb = self.buffer.recent(self.since_move)
-            Z = self.W @ self._features(Xb).T  # (K, m, n)
-            logw = np.sum(log_likelihood(Z, Yb[:, None, :]), axis=-1)
-        elif updates_posterior:
+        warm = self.standardize and self.scaler.n <= self.tau
+        # Scaler warm-up (module docstring): every item since a filter's particles last moved
+        # is still buffered, so its weights are recomputed under the current statistics, from
+        # its own last move (each filter resamples on its own).
+        rebuilt = [f for f in range(self.n_filters) if warm and self.since_move[f] <= self.buffer.size]
+        if not rebuilt and not updates_posterior:
+            return
+        logw = self.logpi.copy()
+        if updates_posterior and len(rebuilt) < self.n_filters:
             # Reweight with the particles of the previous step (section 2.4).
             Z = self._margins(x)
-            logw = self.logpi + (log_lik_unlabelled(Z) if code is None else log_lik_labelled(Z, y[:, None]))
-        else:
-            return
+            logw = logw + (log_lik_unlabelled(Z) if code is None else log_lik_labelled(Z, y[:, None]))
+        for f in rebuilt:
+            Xb, Yb = self.buffer.recent(int(self.since_move[f]))
+            Z = self.W[f] @ self._features(Xb).T  # (m, n)
+            logw[f] = np.sum(log_likelihood(Z, Yb[f][None, :]), axis=-1)
         self.logpi, self.pi = normalise_log_weights(logw)
         low = np.flatnonzero(effective_sample_size(self.pi) < self.m / 2.0)
         if len(low):
@@ -393,7 +428,7 @@ class OASIS(Learner):
         logpi[which] = -math.log(self.m)
         self._set_log_weights(logpi)
         self.n_moves += len(which)
-        self.since_move = 0
+        self.since_move[which] = 0
 
     # ------------------------------------------------------------------ params
     def set_params(self, **params: Any) -> None:
@@ -404,11 +439,22 @@ class OASIS(Learner):
             self.s0 = float(params.pop("s0"))
         super().set_params(**params)
 
+    def budget_knob(self) -> str:
+        """Budget mode's knob (``docs/budget.md``): ``s0`` for the threshold rule, ``p`` for
+        ``osis`` / ``os`` (they never query actively, so the budget samples at random, as the
+        paper's protocol gives them labels at random positions)."""
+        if not self.active:
+            return "p"  # DEVIATION (budget mode): osis / os sampled at random (docs/budget.md)
+        if self.query == "active" and self.rule == "threshold":
+            # DEVIATION (budget mode): the threshold s0 adapts (docs/budget.md)
+            return "s0"
+        return super().budget_knob()
+
     # ------------------------------------------------------------------- state
     def _state_meta(self) -> dict[str, Any]:
         return {"rng": self.rng.bit_generator.state, "scaler_n": self.scaler.n,
                 "buffer_size": self.buffer.size, "buffer_next": self.buffer.next,
-                "n_moves": self.n_moves, "since_move": self.since_move}
+                "n_moves": self.n_moves, "since_move": self.since_move.tolist()}
 
     def _state_arrays(self) -> dict[str, np.ndarray]:
         return {"W": self.W, "logpi": self.logpi, "pi": self.pi, "scaler_mean": self.scaler.mean,
@@ -432,8 +478,46 @@ class OASIS(Learner):
         self.buffer.Y = arrays["buffer_y"].astype(np.int8)
         self.buffer.size, self.buffer.next = int(extra["buffer_size"]), int(extra["buffer_next"])
         self.n_moves = int(extra["n_moves"])
-        self.since_move = int(extra["since_move"])
+        # a state saved before the counters were per filter holds one shared int
+        self.since_move = np.zeros(self.n_filters, dtype=np.int64) + np.asarray(extra["since_move"])
         self.rng.bit_generator.state = extra["rng"]
+
+
+def particle_bytes(n_filters: int, m: int, dim: int, tau: int) -> int:
+    """Bytes of the arrays one OASIS step touches: particles (and an MH proposal of the same
+    size), the buffer's margins (K, m, tau) and the buffer itself (tau, dim), in float64."""
+    return 8 * (2 * n_filters * m * dim + n_filters * m * tau + tau * dim)
+
+
+class RandomProjection:
+    """Seeded random +-1 projection ``R^n_features -> R^k``, ``x -> x R / sqrt(k)``.
+
+    ``R[j, c]`` is the top bit of a splitmix64 hash of ``(seed, j k + c)``: nothing of size
+    ``n_features`` is stored, and one item costs O(nnz(x) k). Norms are kept in expectation
+    (Johnson-Lindenstrauss), so margins on projected items approximate those of the raw ones.
+    """
+
+    def __init__(self, n_features: int, k: int, seed: int) -> None:
+        self.n_features, self.k, self.seed = int(n_features), int(k), int(seed)
+        self._key = _splitmix64(np.array([self.seed], dtype=np.uint64))[0]
+        self._cols = np.arange(self.k, dtype=np.uint64)
+
+    def signs(self, idx: np.ndarray) -> np.ndarray:
+        """``R[idx]`` as +-1 floats (len(idx), k)."""
+        keys = idx.astype(np.uint64)[:, None] * np.uint64(self.k) + self._cols[None, :]
+        return np.where(_splitmix64(keys ^ self._key) >> np.uint64(63), -1.0, 1.0)
+
+    def __call__(self, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
+        return (np.asarray(vals, dtype=np.float64) @ self.signs(np.asarray(idx))) / math.sqrt(self.k)
+
+
+def _splitmix64(z: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser on uint64 arrays (wrapping arithmetic)."""
+    with np.errstate(over="ignore"):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
 
 
 def dense_row_from(idx: np.ndarray, vals: np.ndarray, n_features: int) -> np.ndarray:
@@ -459,7 +543,10 @@ def _filter_params() -> tuple[Param, ...]:
               "(running mean and variance; the paper used whole-trial statistics)"),
         Param("bias", False, bool, "append a constant feature 1 (intercept) with the same prior"),
         Param("seed", 0, int, "seed of the learner's own random generator (particles, "
-              "resampling, MH moves)", low=0, high=2**32 - 1),
+              "resampling, MH moves) and of the input projection", low=0, high=2**32 - 1),
+        Param("max_dim", MAX_DIM, int, "inputs with more features are projected to this many "
+              "dimensions by a seeded random projection (bounds memory and time per item)",
+              low=1, high=4096, log=True),
     )
 
 

@@ -125,6 +125,15 @@ class CSPAA(LinearBinary):
         t = self.n_seen + 1  # the round being decided, 1-based
         return self.delta / (t + 1)
 
+    def set_budget_knob(self, knob: str, value: float) -> None:
+        """Budget mode sets the current ``delta_t`` itself: delta_0 = value (t+1) for the round t
+        being decided, so the decaying schedule does not fight the constant target ratio."""
+        if knob == "delta" and self.adaptive:
+            # DEVIATION (budget mode): the budget, not the 1/(t+1) schedule, sets delta_t
+            # (docs/budget.md).
+            value *= self.n_seen + 2
+        super().set_budget_knob(knob, value)
+
     def _block_deltas(self, n: int) -> np.ndarray | float:
         if not self.adaptive:
             return self.delta

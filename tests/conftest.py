@@ -30,5 +30,14 @@ def _remove_test_run_folder():
         shutil.rmtree(settings.VAR_DIR, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Each test starts with an empty Django cache (the default, per process): the dashboard caches
+    by a fingerprint of primary keys, which the next test's rolled-back database hands out again."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 # the Chromium fixture of the browser tests
 from .support.browser import chromium_page  # noqa: E402, F401

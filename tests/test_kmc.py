@@ -175,6 +175,21 @@ def test_cold_start_queries_until_every_class_has_a_label_then_follows_delta():
     assert ratio_more > ratio + 0.1  # larger delta, more queries
 
 
+def test_a_declared_class_that_never_appears_does_not_keep_the_cold_start_going():
+    """Review bug (issue 14 item 5): the cold start waited for a label of every class, so a
+    declared class absent from the stream made KMC query every item forever."""
+    X, y = _three_blobs(900, seed=6)
+    keep = y != "c"  # "c" is declared but never arrives
+    X, y = X[keep], y[keep]
+    lrn = _make(delta=0.1)
+    decisions = _stream(lrn, X, y, np.random.default_rng(0))
+    assert all(d.query_prob == 1.0 for d in decisions[:50])  # patience: 50 labels, no new class
+    ratio = np.mean([d.queried for d in decisions[150:]])
+    assert ratio < 0.2, ratio  # about b = 0.1/1.1, not 1
+    assert lrn.fits is not None and (lrn.predict(X[:200]) == y[:200]).mean() > 0.9
+    assert "c" not in set(lrn.predict(X).tolist())
+
+
 def test_prediction_is_the_softmax_argmax_and_learns_the_blobs():
     X, y = _three_blobs(600, seed=5)
     lrn = _make(delta=0.3)

@@ -293,3 +293,76 @@ def test_one_vs_rest_on_ten_digits_is_well_above_chance():
     accuracy = float(np.mean(lrn.predict(X[test]) == y[test]))
     assert lrn.n_labels < 400 and accuracy > 0.25  # chance is 0.1
 
+
+
+def test_each_one_vs_rest_filter_keeps_its_own_count_since_it_moved():
+    """Review bug (issue 14 item 5): one shared ``since_move`` made a filter that did not
+    resample rebuild its warm-up weights from the items since *another* filter moved, dropping
+    older labelled evidence. Checked against an outside count of each filter's own moves."""
+    rng = np.random.default_rng(0)
+    lrn = learners.make("oasis", n_features=3, classes=["a", "b", "c"], m=40, tau=60)
+    X = rng.normal(size=(50, 3))
+    labels = rng.choice(["a", "b", "c"], size=50)
+    own = np.zeros(3, dtype=int)
+    partial_moves = 0
+    for i in range(50):
+        W = lrn.W.copy()
+        if i % 2:
+            lrn.learn(X[i], labels[i])
+        else:
+            lrn.observe(X[i])
+        moved = np.array([not np.array_equal(W[f], lrn.W[f]) for f in range(3)])
+        own = np.where(moved, 0, own + 1)
+        partial_moves += bool(moved.any() and not moved.all())
+        for f in np.flatnonzero(~moved):  # warm-up (scaler.n <= tau): rebuilt from own items
+            Xb, Yb = lrn.buffer.recent(int(own[f]))
+            Z = lrn.W[f] @ lrn._features(Xb).T
+            expected = oa.normalise_log_weights(
+                np.sum(oa.log_likelihood(Z, Yb[f][None, :]), axis=-1))[0]
+            np.testing.assert_allclose(lrn.logpi[f], expected, atol=1e-9)
+    assert partial_moves > 0  # the case of the bug happened
+
+
+def test_a_2_18_feature_project_is_bounded_by_the_projection():
+    """Hashed text (2^18 columns): the filter works in max_dim dimensions, memory stays small,
+    a reloaded learner continues identically and the model card states the projection."""
+    from learners.features import default_config, make_featurizer
+    from learners.model_file import full_card
+
+    feat = make_featurizer(default_config("text", "hashed-ngrams"))
+    assert feat.n_features == 2**18
+    texts = ["free entry to win a prize now", "see you at home tonight", "call now to claim",
+             "are we meeting for lunch", "urgent prize waiting, reply now", "ok thanks"] * 5
+    X = feat.transform(texts)
+    lrn = learners.make("oasis", n_features=feat.n_features, classes=["ham", "spam", "other"])
+    assert lrn.W.shape == (3, 1000, oa.MAX_DIM) and lrn.buffer.X.shape == (100, oa.MAX_DIM)
+    held = lrn.W.nbytes + lrn.buffer.X.nbytes + lrn.scaler.mean.nbytes * 3
+    assert held < 16 * 2**20
+    rng = np.random.default_rng(1)
+    for i in range(12):
+        d = lrn.decide(X[i], rng)
+        lrn.learn(X[i], ["spam", "ham"][i % 2]) if d.queried else lrn.observe(X[i])
+    again = learners.from_bytes(learners.to_bytes(lrn))
+    np.testing.assert_array_equal(lrn.decision_function(X[12:20]), again.decision_function(X[12:20]))
+    # the projection is a function of the seed only: the same item, the same input
+    np.testing.assert_array_equal(lrn._input(X[3].indices, X[3].data), again._input(X[3].indices, X[3].data))
+    card = full_card(lrn, feat, {})
+    assert "projected to 256 dimensions" in card["learner"]["notes"][0]
+
+
+def test_projection_keeps_norms_in_expectation_and_is_seeded():
+    proj = oa.RandomProjection(2**18, 256, seed=3)
+    rng = np.random.default_rng(0)
+    idx = rng.choice(2**18, size=40, replace=False)
+    vals = rng.normal(size=40)
+    z = proj(idx, vals)
+    assert z.shape == (256,)
+    assert abs(z @ z / (vals @ vals) - 1.0) < 0.3
+    np.testing.assert_array_equal(z, oa.RandomProjection(2**18, 256, seed=3)(idx, vals))
+    assert not np.array_equal(z, oa.RandomProjection(2**18, 256, seed=4)(idx, vals))
+    assert set(np.unique(proj.signs(idx))) == {-1.0, 1.0}
+
+
+def test_an_oversized_filter_is_refused_with_the_numbers():
+    with pytest.raises(ValueError, match=r"MiB of particles.*lower m or max_dim"):
+        learners.make("oasis", n_features=2**18, classes=list(range(10)), m=100_000, max_dim=4096)

@@ -20,7 +20,8 @@ SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 def _pages(pk: int) -> dict[str, str]:
     return {"projects": "/", "queue": f"/projects/{pk}/", "console": f"/projects/{pk}/console",
             "dashboard": f"/projects/{pk}/dashboard", "upload": f"/projects/{pk}/upload",
-            "planner": f"/projects/{pk}/planner", "new-project": "/projects/new"}
+            "planner": f"/projects/{pk}/planner", "new-project": "/projects/new",
+            "missing": "/projects/999999/"}
 
 
 def _check_layout(page, width: int) -> None:
@@ -66,3 +67,49 @@ def test_keyboard_focus_is_visible(live_server, chromium_page):
     outline = page.evaluate("(() => { const s = getComputedStyle(document.activeElement); "
                             "return [s.outlineStyle, s.outlineWidth]; })()")
     assert outline[0] != "none" and outline[1] != "0px", outline
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_dashboard_charts_use_the_width_and_draw_the_interval_as_a_band(live_server, chromium_page, size):
+    from annotator.labelling.annotation import lease_next, submit_label
+    from annotator.labelling.models import Membership
+
+    project, _ = create_demo(60)
+    project.params = {**project.params, "delta": 1000.0}  # every item queried
+    project.save()
+    update_project(project.pk)
+    admin = Membership.objects.get(project=project, role="admin").user
+    for _ in range(12):
+        item = lease_next(project, admin)
+        submit_label(project, item.pk, admin, item.gold)
+        update_project(project.pk)
+    page = chromium_page
+    width, height = SIZES[size]
+    page.set_viewport_size({"width": width, "height": height})
+    log_in(page, live_server.url, "admin", "admin-demo")
+    page.goto(f"{live_server.url}/projects/{project.pk}/dashboard")
+    page.wait_for_selector("#chart-accuracy svg polygon.band")
+    sizes = page.evaluate("[...document.querySelectorAll('.charts > div')].map(d => "
+                          "[d.clientWidth, d.querySelector('svg').getBoundingClientRect().width])")
+    main_width = page.evaluate("document.querySelector('main').clientWidth")
+    for box, svg in sizes:
+        assert svg >= box - 20  # the chart fills its box
+    assert sum(box for box, _ in sizes[:2]) >= 0.8 * main_width  # the boxes fill the page
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    screenshot(page, f"pages/dashboard-data-{size}")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_error_pages_keep_the_layout_and_lead_back(live_server, chromium_page, size):
+    project, _ = create_demo(5)
+    page = chromium_page
+    width, height = SIZES[size]
+    page.set_viewport_size({"width": width, "height": height})
+    log_in(page, live_server.url, "annotator", "annotator-demo")
+    for name, path in (("403", f"/projects/{project.pk}/console"), ("404", "/projects/999999/")):
+        page.goto(live_server.url + path)
+        assert page.locator(f"#error-{name} h1").is_visible()
+        _check_layout(page, width)
+        screenshot(page, f"pages/error-{name}-{size}")
+    page.click(".error-nav a >> text=Your projects")
+    page.wait_for_url(f"{live_server.url}/")

@@ -35,10 +35,14 @@ def test_a_key_press_shows_saving_then_saved(live_server, chromium_page, size):
     page.route("**/label", lambda route: held.append(route))  # a slow server: the request waits here
     page.keyboard.press(str(Item.objects.get(pk=int(first)).gold))
     page.wait_for_selector("#save-state.htmx-request")
-    assert saving.is_visible() and saving.inner_text() == "saving…"
+    saving.wait_for(state="visible", timeout=5000)  # the request is held: it stays in flight
+    assert saving.inner_text() == "saving…"
     screenshot(page, f"pages/queue-saving-{size}")
-    while not held:  # htmx marks the request before it reaches the network
+    for _ in range(250):  # htmx marks the request before it reaches the network
+        if held:
+            break
         page.wait_for_timeout(20)
+    assert held, "the label request never reached the network"
     held[0].continue_()
     wait_until(page, "(first) => document.querySelector('#queue-item')?.dataset.item !== first", first)
     saved = page.locator("#save-state .saved")
@@ -77,3 +81,20 @@ def test_empty_states_and_vectors_look_right(live_server, chromium_page, size):
     assert page.inner_text(".vector-grid dt >> nth=0") == "1"
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     screenshot(page, f"pages/queue-vectors-{size}")
+
+
+def test_back_and_forward_never_show_an_item_already_labelled(live_server, chromium_page):
+    project, _ = create_demo(30)
+    update_project(project.pk)
+    page = chromium_page
+    log_in(page, live_server.url, "annotator", "annotator-demo")
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+    page.wait_for_selector("#queue-item[data-ready='1']")
+    first = page.get_attribute("#queue-item", "data-item")
+    page.keyboard.press(str(Item.objects.get(pk=int(first)).gold))
+    wait_until(page, "(first) => document.querySelector('#queue-item')?.dataset.item !== first", first)
+    shown = page.get_attribute("#queue-item", "data-item")
+    page.goto(f"{live_server.url}/")  # away, then back
+    page.go_back()
+    page.wait_for_selector("#queue-item[data-ready='1']")
+    assert page.get_attribute("#queue-item", "data-item") == shown  # the current lease, not the first

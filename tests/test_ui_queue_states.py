@@ -88,3 +88,10 @@ def test_vector_items_show_the_files_feature_numbers(client):
         ("1", "0.5"), ("7", "-2.25")]  # as in the file
     assert "2 non-zero features" in panel.find("p", class_="vector-count").text
 
+
+
+def test_the_queue_page_is_never_cached(client):
+    project = text_project(["hello"], params={"delta": 100.0})
+    update_project(project.pk)
+    client.force_login(member(project, "ann"))
+    assert "no-store" in client.get(f"/projects/{project.pk}/")["Cache-Control"]

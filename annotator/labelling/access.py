@@ -47,5 +47,6 @@ def project_for(user: Any, pk: int, *, admin: bool = False) -> Project:
     member = Membership.objects.filter(user=user, project=OuterRef("pk"), role__in=roles)
     project = get_object_or_404(Project.objects.annotate(allowed=Exists(member)), pk=pk)
     if not getattr(project, "allowed", False):  # the annotation above
-        raise PermissionDenied("you are not a member of this project")
+        raise PermissionDenied("only the project's admins may open this page" if admin
+                               else "you are not a member of this project")
     return project

@@ -52,13 +52,20 @@ from . import enqueue
 from .access import is_project_admin, project_for, sees_dashboard, sees_predictions
 from .agreement import project_agreement
 from .api_errors import error_response as _error
-from .api_schema import ITEM_STATE, OPINION, items_body, openapi_document, operation, validate_items_body
+from .api_schema import (
+    CONTENT_KEY,
+    ITEM_STATE,
+    OPINION,
+    items_body,
+    openapi_document,
+    operation,
+    validate_items_body,
+)
 from .export import opinion_rows
 from .ingest import IngestError, Record, import_records
 from .metrics import project_metrics
 from .models import Item, Project, new_token
 
-CONTENT_KEY = {"vectors": "vector", "image": "image_base64"}  # text/URL: as in CSV/JSONL uploads
 MAX_IDS = 1000
 OPINIONS_PAGE = 1000
 WRONG_TOKEN = "wrong token, or no such project"

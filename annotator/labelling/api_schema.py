@@ -26,6 +26,8 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from learners.uploads.records import MAX_FILENAME_LENGTH
 
+#: the key of an API item's content per item kind (text and URLs: as in CSV/JSONL uploads)
+CONTENT_KEY = {"vectors": "vector", "image": "image_base64"}
 ERROR = {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}},
          "description": "what was refused and why, naming the item and field"}
 GOLD = {"type": ["string", "integer", "null"],

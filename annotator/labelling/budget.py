@@ -3,8 +3,8 @@
 A project sets either ``budget_ratio`` (a target query ratio) or ``budget_per_day`` (labels per
 day). Labels per day become a ratio through the arrival rate: items that arrived in the last 24
 hours (at least one), capped at 1; so the ratio follows the stream's pace. The controller adapts
-the learner's knob (``delta``, or ``p`` for random querying) before every decision; its state is
-kept on the learner state row and restarts when the target changes.
+the learner's knob and query probabilities (budget mode, ``docs/budget.md``) on every decision;
+its state is kept on the learner state row and restarts when the knob changes.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from learners import Learner
-from learners.budget import BudgetController, knob_name
+from learners.budget import BudgetController
 
 from .models import Item, LearnerState, Project
 
@@ -35,10 +35,9 @@ def controller(project: Project, state: LearnerState, learner: Learner) -> Budge
     target = target_ratio(project)
     if target is None:
         return None
-    knob = knob_name(learner.query)
     saved = state.budget_state
-    if saved and saved.get("knob") == knob:
+    if saved and saved.get("knob") == learner.budget_knob():
         ctl = BudgetController.from_state(saved)
         ctl.target = target  # a per-day budget's ratio follows the arrival rate
         return ctl
-    return BudgetController(target, learner.get_params()[knob], knob=knob)
+    return BudgetController.for_learner(target, learner)

@@ -26,6 +26,7 @@ from learners.uploads.input_rules import checked_text, parse_json
 
 from . import enqueue
 from .access import project_for
+from .api_schema import CONTENT_KEY
 from .changes import change_settings, record
 from .models import Membership, Project
 from .projects import checked_project_name, create_project
@@ -149,6 +150,23 @@ def console(request: AppRequest, pk: int) -> HttpResponse:
     return render(request, "labelling/console.html", _context(request, project, error), status=status)
 
 
+#: one item of the project's kind as the API takes it (api_schema.CONTENT_KEY; text and URLs as in uploads);
+#: the image is read from a file by the shell (base64 -w0), with its file name
+API_EXAMPLE_ITEM = {
+    "text": '{"text": "win a free prize now"}',
+    "url": '{"url": "https://example.com/login"}',
+    "vectors": '{"' + CONTENT_KEY["vectors"] + '": [[0, 0.5], [6, 1.25]]}',
+    "image": '{"' + CONTENT_KEY["image"] + '": "\'"$(base64 -w0 digit.png)"\'", "filename": "digit.png"}',
+}
+
+
+def curl_example(project: Project, api_url: str) -> str:
+    """A ``curl`` command that streams one item of the project's kind into it (the console shows it)."""
+    return (f"curl -X POST {api_url} \\\n  -H 'Authorization: Token {project.api_token}' \\\n"
+            f"  -H 'Content-Type: application/json' \\\n"
+            f"  -d '{{\"items\": [{API_EXAMPLE_ITEM[project.item_kind]}]}}'")
+
+
 def _context(request: AppRequest, project: Project, error: str) -> dict[str, Any]:
     api_url = request.build_absolute_uri(f"/api/projects/{project.pk}/items")
     featurizer = project.featurizer()
@@ -160,8 +178,7 @@ def _context(request: AppRequest, project: Project, error: str) -> dict[str, Any
         "fields": param_fields(project.algorithm, project.learner_params()),
         "members": project.memberships.select_related("user").order_by("user__username"),
         "roles": Membership.Role.values, "changes": project.changes.select_related("user")[:50],
-        "curl": (f"curl -X POST {api_url} \\\n  -H 'Authorization: Token {project.api_token}' \\\n"
-                 f"  -H 'Content-Type: application/json' \\\n  -d '{{\"items\": [{{\"text\": \"...\"}}]}}'"),
+        "curl": curl_example(project, api_url),
     }
 
 

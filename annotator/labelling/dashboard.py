@@ -24,7 +24,7 @@ from learners.evaluation.metrics import iw_estimate
 
 from .agreement import project_agreement
 from .metrics import aggregates, project_metrics
-from .models import Label, LearnerState, Project
+from .models import Item, Label, LearnerState, Project
 from .queue import waiting_count
 from .workers import queue_health
 
@@ -95,22 +95,36 @@ def labels_per_hour(project: Project, hours: int = 24) -> list[tuple[float, floa
 
 
 def charts(project: Project) -> dict[str, str]:
-    """The four SVG charts (inline SVG text), drawn on the server."""
+    """The four SVG charts (inline SVG text), drawn on the server; the 95% interval of the
+    importance-weighted estimate is a band, accuracies and ratios stay within [0, 1]."""
     c = curves(project)
-    small: dict[str, Any] = {"width": 520, "height": 320, "log_x": False}
+    small: dict[str, Any] = {"width": 560, "height": 340, "log_x": False, "legend_below": True, "y_min": 0.0}
+    unit = {**small, "y_max": 1.0}
+    band = [(x, low, high) for (x, low), (_, high) in zip(c["iw_low"], c["iw_high"], strict=True)]
     return {
-        "accuracy": line_chart([("exact (gold)", c["gold"], True), ("estimated (IW)", c["iw"], True),
-                                ("95% low", c["iw_low"], True), ("95% high", c["iw_high"], True)],
-                               title="Online accuracy", x_label="items seen", y_label="accuracy", **small),
+        "accuracy": line_chart([("exact (gold)", c["gold"], True), ("estimated (IW)", c["iw"], True)],
+                               bands=[("95% interval (IW)", band)],
+                               title="Online accuracy", x_label="items seen", y_label="accuracy", **unit),
         "by_labels": line_chart([("exact (gold)", c["gold_by_labels"], True),
                                  ("estimated (IW)", c["iw_by_labels"], True)],
                                 title="Accuracy against labels", x_label="labels spent", y_label="accuracy",
-                                **small),
+                                **unit),
         "query_ratio": line_chart([("query ratio", c["query_ratio"], True)], title="Query ratio",
-                                  x_label="items seen", y_label="queried / seen", **small),
+                                  x_label="items seen", y_label="queried / seen", **unit),
         "per_hour": line_chart([("labels", labels_per_hour(project), True)], title="Labels per hour",
                                x_label="hours ago", y_label="labels", **small),
     }
+
+
+def iw_blocker(project: Project, metrics: dict[str, Any]) -> dict[str, Any] | None:
+    """Why the importance-weighted estimate stops short of the items seen: ``{"seq": the first
+    queried item without an applied label, "waiting": True while it waits in the queue (False:
+    labelled, the worker has not applied the label yet)}``; None when it covers every item."""
+    covers = metrics["accuracy_iw"]["covers"]
+    if covers >= metrics["seen"]:
+        return None
+    status = Item.objects.filter(project=project, seq=covers).values_list("status", flat=True).first()
+    return {"seq": covers, "waiting": status in Item.AWAITING_LABEL}
 
 
 def fingerprint(project: Project) -> tuple:
@@ -129,6 +143,7 @@ def dashboard_data(project: Project) -> dict[str, Any]:
         metrics = project_metrics(project)
         data = {"metrics": metrics, "auto": metrics["seen"] - metrics["queried"],
                 "annotators": annotators(project), "charts": charts(project),
+                "iw_blocker": iw_blocker(project, metrics),
                 "cost": None if project.price_per_label is None
                 else project.price_per_label * metrics["labels"]}
         data["agreement"] = project_agreement(project)

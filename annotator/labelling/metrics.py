@@ -11,7 +11,9 @@ aggregates (:mod:`.stats`, issue 18) so that a request costs the same at 1k and 
 * ``accuracy_iw``: the importance-weighted (Horvitz-Thompson) estimate of online accuracy
   from queried items only, each weighted by 1/q, with its 95% interval
   (:func:`learners.evaluation.metrics.importance_weighted_accuracy`) over the prefix of the
-  stream it can cover (the rule of :mod:`.decisions`), as of the worker's last pipeline run.
+  stream it can cover (the rule of :mod:`.decisions`), as of the worker's last pipeline run:
+  ``covers`` = the items of that prefix (it stops at the item with ``seq == covers`` when
+  ``covers < seen``), ``seen`` = those less the skipped queried ones, ``n`` = its labels.
 * ``accuracy_queried``: plain accuracy of the predictions on labelled queried items (a
   biased view: the learner queries the items it is unsure of).
 """
@@ -68,6 +70,7 @@ def project_metrics(project: Project) -> dict[str, Any]:
         "labels": labels, "labels_applied": agg.labels,
         "seconds_per_label": (agg.seconds_sum + new_seconds) / timed if timed else None,
         "accuracy_gold": _estimate(agg.gold_correct / agg.gold_n if agg.gold_n else None, agg.gold_n),
-        "accuracy_iw": _estimate(iw.value, iw.n, low=iw.low, high=iw.high, seen=agg.iw_seen),
+        "accuracy_iw": _estimate(iw.value, iw.n, low=iw.low, high=iw.high, seen=agg.iw_seen,
+                                 covers=min(agg.frontier, seen)),
         "accuracy_queried": _estimate(right / labels if labels else None, labels),
     }

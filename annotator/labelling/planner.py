@@ -77,11 +77,14 @@ def check_cost(project: Project, n_candidates: int, runs: int) -> int:
 
 def candidate_params(project: Project, algorithm: str, delta: float | str) -> dict[str, Any]:
     """Validated parameters of one candidate (ValueError naming a bad one); ``delta`` may be the
-    posted text."""
+    posted text. The learner is built once on the project's features, so a candidate that
+    cannot be (e.g. an OASIS filter above its memory limit) is refused with the form."""
     if algorithm not in learners.names_for_task(project.task):
         raise ValueError(f"algorithm {algorithm!r} does not support the project's task {project.task!r}")
     base = {k: v for k, v in project.params.items()} if algorithm == project.algorithm else {}
-    return learners.validate_params(algorithm, {**base, "delta": delta})
+    params = learners.validate_params(algorithm, {**base, "delta": delta})
+    learners.make(algorithm, n_features=project.featurizer().n_features, classes=project.classes, **params)
+    return params
 
 
 def run(run_id: int) -> PlannerRun | None:

@@ -25,6 +25,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from learners.features.url import split_url
@@ -133,10 +134,12 @@ def _next(request: AppRequest, project: Project, error: str = "", status: int = 
     return _panel(request, project, _lease(project, request.user), error, status)
 
 
+@never_cache
 @login_required
 @require_GET
 def queue(request: AppRequest, pk: int) -> HttpResponse:
-    """The queue page: lease the next item to the user and show it."""
+    """The queue page: lease the next item to the user and show it. Never cached (no-store):
+    back/forward loads it again instead of showing an item already labelled."""
     project = project_for(request.user, pk)
     return _panel(request, project, _lease(project, request.user))
 

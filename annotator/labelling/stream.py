@@ -70,11 +70,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
         counted = []
         for pk, vector, gold in batch:
             x = decode(vector, n)
-            if ctl is not None:
-                ctl.apply(learner)
-            d = learner.decide(x, lk.rng)
-            if ctl is not None:
-                ctl.update(d.queried)
+            d = learner.decide(x, lk.rng, ctl)
             if d.queried:
                 status = Item.Status.QUEUED
                 waiting += 1

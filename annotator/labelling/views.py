@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -15,12 +16,15 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from learners.uploads import FORMATS, accepts
+from learners.uploads import FORMATS, GZIP, PARSERS, accepts
+from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST, parse_zip
+from learners.uploads.svmlight import FIRST_INDEX, parse_svmlight
+from learners.uploads.tabular import GOLD_KEYS, content_keys, parse_csv, parse_jsonl
 
 from . import export
 from .access import is_project_admin, project_for, visible_projects
 from .enqueue import import_upload
-from .models import ImportJob, Item
+from .models import ImportJob, Item, Project
 from .queue import waiting_count
 from .web import AppRequest, image_type
 
@@ -69,9 +73,38 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
                                                filename=Path(name).name, data=f.read())
                 import_upload(job.pk)
             return redirect("import-job", pk=project.pk, job_pk=job.pk)
-    context = {"project": project, "error": error, "formats": FORMATS,
+    context = {"project": project, "error": error, "formats": FORMATS, "help": upload_help(project),
                "jobs": project.imports.defer("data")[:10]}
     return render(request, "labelling/upload.html", context, status=400 if error else 200)
+
+
+def upload_help(project: Project) -> dict[str, Any]:
+    """What the upload page tells about the files this project takes, from the parsers' own
+    definitions (column names, archive layout, index base), with examples in its classes."""
+    first, second = project.classes[:2]  # a project has two classes at least
+    kind = project.item_kind
+    parsers = {"image": (parse_zip,), "vectors": (parse_svmlight,)}.get(kind, (parse_csv, parse_jsonl))
+    out: dict[str, Any] = {"kind": kind, "suffixes": [s for s, parse in PARSERS.items() if parse in parsers],
+                           "gzip": GZIP, "gold_keys": GOLD_KEYS, "first": first, "second": second}
+    if kind in ("text", "url"):
+        key = content_keys(kind)[0]
+        sample = ("https://example.com/login", "paypa1-login.example/verify") if kind == "url" \
+            else ("see you at the station", "win a free prize now")
+        out.update(keys=content_keys(kind), csv=f"{key},{GOLD_KEYS[0]}\n{sample[0]},{first}\n{sample[1]},\n",
+                   jsonl=(json.dumps({key: sample[0], GOLD_KEYS[0]: first}) + "\n"
+                          + json.dumps({key: sample[1]}) + "\n"))
+    elif kind == "image":
+        out.update(manifest=MANIFEST, images=", ".join(IMAGE_SUFFIXES),
+                   folders=(f"items.zip\n├── {first}/img001.png\n├── {first}/img002.png\n"
+                            f"└── {second}/img003.png\n"),
+                   listed=(f"items.zip\n├── {MANIFEST}\n├── img001.png\n└── img002.png\n\n"
+                           f"{MANIFEST}:\nfilename,label\nimg001.png,{first}\nimg002.png,\n"))
+    else:
+        numeric = all(isinstance(c, int | float) for c in (first, second))
+        a, b = (first, second) if numeric else ("-1", "+1")  # two classes: -1 / +1, in class order
+        out.update(first_index=FIRST_INDEX, numeric=numeric,
+                   libsvm=f"{a} {FIRST_INDEX}:0.5 7:1.25\n{b} 3:2.0 12:-1\n")
+    return out
 
 
 @login_required

@@ -25,18 +25,58 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [start + k * step for k in range(int((hi - start) / step + 1e-9) + 1)]
 
 
+#: pixels kept free inside the frame so that a point at an extreme is drawn whole
+INSET = 8
+
+
+def _legend(names: Sequence[tuple[str, str, bool]], x: float, y: float, below: bool) -> list[str]:
+    """Legend entries ``(name, color, is_band)``: stacked from (x, y), or in one row when ``below``."""
+    out = []
+    for k, (name, color, band) in enumerate(names):
+        if below:  # widths estimated from the text length (about 6.5 px per character at 12 px)
+            lx, ly = x + sum(40 + 6.5 * len(n) for n, _, _ in names[:k]), y
+        else:
+            lx, ly = x, y + 18 * k
+        if band:
+            out.append(f'<rect x="{lx:.1f}" y="{ly - 6}" width="20" height="12" fill="{color}" '
+                       f'fill-opacity="0.25"/>')
+        else:
+            out.append(f'<line x1="{lx:.1f}" y1="{ly}" x2="{lx + 20:.1f}" y2="{ly}" stroke="{color}" '
+                       f'stroke-width="3"/>')
+        out.append(f'<text x="{lx + 26:.1f}" y="{ly + 4}">{escape(name)}</text>')
+    return out
+
+
 def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]], bool]], *, title: str,
                x_label: str, y_label: str, log_x: bool | None = None, width: int = 720,
-               height: int = 460) -> str:
-    """SVG text of a chart.
+               height: int = 460, bands: Sequence[tuple[str, Sequence[tuple[float, float, float]]]] = (),
+               y_min: float | None = None, y_max: float | None = None, legend_below: bool = False,
+               empty: str = "no data yet") -> str:
+    """SVG text of a chart (``viewBox`` set: it scales to the width CSS gives it).
 
     series: ``(name, [(x, y), ...], joined)``; points are drawn as markers and, when
-    ``joined``, linked by a line in x order. log_x: logarithmic x axis (None: when all x > 0
-    and they span more than a factor of 10).
+    ``joined``, linked by a line in x order. bands: ``(name, [(x, low, high), ...])``, drawn as a
+    shaded area (an interval) under the series. log_x: logarithmic x axis (None: when all
+    x > 0 and they span more than a factor of 10). y_min / y_max: bounds the y axis never
+    passes (e.g. 0 and 1 for an accuracy), None = free. Points are kept :data:`INSET` pixels
+    inside the frame. With no finite point the chart says ``empty``.
     """
-    pts = [p for _, ps, _ in series for p in ps if math.isfinite(p[0]) and math.isfinite(p[1])]
+    finite = [p for _, ps, _ in series for p in ps if math.isfinite(p[0]) and math.isfinite(p[1])]
+    spans = [b for _, bs in bands for b in bs if all(math.isfinite(v) for v in b)]
+    pts = finite + [(x, v) for x, lo, hi in spans for v in (lo, hi)]
+    left, right, top = 70, (20 if legend_below else 200), 40
+    bottom = 55 + (24 if legend_below else 0)
+    pw, ph = width - left - right, height - top - bottom
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{left + pw / 2}" y="22" text-anchor="middle" font-size="15">{escape(title)}</text>']
     if not pts:
-        pts = [(0.0, 0.0), (1.0, 1.0)]
+        out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#f6f8fa" stroke="#ccc"/>')
+        out.append(f'<text x="{left + pw / 2}" y="{top + ph / 2 + 5}" text-anchor="middle" font-size="15" '
+                   f'fill="#59636e" class="no-data">{escape(empty)}</text>')
+        out.append("</svg>")
+        return "\n".join(out) + "\n"
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     if log_x is None:
         log_x = min(xs) > 0 and max(xs) / min(xs) > 10
@@ -49,19 +89,17 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]], bool]]
         y0, y1 = y0 - 0.05, y1 + 0.05
     pad_y = 0.05 * (y1 - y0)
     y0, y1 = y0 - pad_y, y1 + pad_y
-    left, right, top, bottom = 70, 200, 40, 55
-    pw, ph = width - left - right, height - top - bottom
+    if y_min is not None:
+        y0 = max(y0, min(y_min, min(ys)))
+    if y_max is not None:
+        y1 = min(y1, max(y_max, max(ys)))
 
     def px(v: float) -> float:
-        return left + (tx(v) - x0) / (x1 - x0) * pw
+        return left + INSET + (tx(v) - x0) / (x1 - x0) * (pw - 2 * INSET)
 
     def py(v: float) -> float:
-        return top + (1 - (v - y0) / (y1 - y0)) * ph
+        return top + INSET + (1 - (v - y0) / (y1 - y0)) * (ph - 2 * INSET)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{left + pw / 2}" y="22" text-anchor="middle" font-size="15">{escape(title)}</text>']
     if log_x:
         xt = [10.0 ** k for k in range(math.floor(x0), math.ceil(x1) + 1) if x0 - 1e-9 <= k <= x1 + 1e-9]
         xt = xt or [10 ** x0, 10 ** x1]
@@ -77,9 +115,19 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]], bool]]
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{v:.3g}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="black"/>')
     xl = escape(x_label + (" (log scale)" if log_x else ""))
-    out.append(f'<text x="{left + pw / 2}" y="{height - 12}" text-anchor="middle">{xl}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{top + ph + 38}" text-anchor="middle">{xl}</text>')
     out.append(f'<text transform="translate(18,{top + ph / 2}) rotate(-90)" text-anchor="middle">'
                f'{escape(y_label)}</text>')
+    names = []
+    for k, (name, bs) in enumerate(bands):
+        color = PALETTE[(len(series) + k) % len(PALETTE)]
+        good = sorted(b for b in bs if all(math.isfinite(v) for v in b))
+        if good:
+            ring = [(x, hi) for x, _, hi in good] + [(x, lo) for x, lo, _ in reversed(good)]
+            path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in ring)
+            out.append(f'<polygon points="{path}" fill="{color}" fill-opacity="0.25" stroke="none" '
+                       f'class="band"/>')
+        names.append((name, color, True))
     for k, (name, ps, joined) in enumerate(series):
         color = PALETTE[k % len(PALETTE)]
         good = sorted(p for p in ps if math.isfinite(p[0]) and math.isfinite(p[1]))
@@ -88,9 +136,10 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]], bool]]
             out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.8"/>')
         for x, y in good:
             out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{color}"/>')
-        ly = top + 8 + 18 * k
-        out.append(f'<line x1="{left + pw + 12}" y1="{ly}" x2="{left + pw + 32}" y2="{ly}" '
-                   f'stroke="{color}" stroke-width="3"/>')
-        out.append(f'<text x="{left + pw + 38}" y="{ly + 4}">{escape(name)}</text>')
+        names.insert(k, (name, color, False))
+    if legend_below:
+        out += _legend(names, left, height - 12, below=True)
+    else:
+        out += _legend(names, left + pw + 12, top + 8, below=False)
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..features import DEFAULT, featurizer_names
-from ..registry import REGISTRY
+from ..registry import REGISTRY, make
 from .charts import line_chart
 from .datasets import FORMATS, SCALES, load, preprocess
 from .engine import (
@@ -276,6 +276,11 @@ def run_experiment(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError(f"{', '.join(binary_only)} need a binary task: give --positive LABEL")
     settings = [s for a in args.algo
                 for s in settings_for(a, common, grid, args.scale, args.bias, budget)]
+    for s in settings:  # refuse up front what cannot be built (e.g. an oversized OASIS filter)
+        try:
+            make(s.algo, n_features=ds.X.shape[1] + int(s.bias), classes=list(task.classes), **s.params)
+        except ValueError as exc:
+            raise CliError(f"{s.algo}: {exc}") from None
     _DATA.clear()  # one data set per experiment
     for s in settings:
         if (s.scale, s.bias) not in _DATA:

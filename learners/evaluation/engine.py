@@ -101,7 +101,7 @@ def replay_per_item(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.r
     """The plain contract loop over the rows of X (already in stream order).
 
     y: int class codes (n,) indexing ``learner.classes``. ``budget`` (optional) sets the
-    learner's knob before every decision and is updated after it.
+    learner's query probabilities (budget mode, ``docs/budget.md``).
     """
     n = X.shape[0]
     pred = np.empty(n, dtype=np.int64)
@@ -112,9 +112,7 @@ def replay_per_item(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.r
     t0 = time.perf_counter()
     for i in range(n):
         x = _row(X, i)
-        if budget is not None:
-            budget.apply(learner)
-        d = learner.decide(x, rng)
+        d = learner.decide(x, rng, budget)
         pred[i] = code_of[d.prediction]
         qp[i] = d.query_prob
         if d.queried:
@@ -122,8 +120,6 @@ def replay_per_item(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.r
             learner.learn(x, classes[y[i]])
         else:
             learner.observe(x)
-        if budget is not None:
-            budget.update(d.queried)
     return Trace(pred, qp, queried, time.perf_counter() - t0, None if budget is None else budget.value)
 
 
@@ -282,8 +278,7 @@ def run_once(setting: Setting, X: sp.csr_matrix, task: Task, seed: int, run: int
     learner = make(setting.algo, n_features=X.shape[1], classes=list(task.classes), **setting.params)
     budget = None
     if setting.budget is not None:
-        knob = knob_name(learner.query)
-        budget = BudgetController(setting.budget, float(setting.params.get(knob, 1.0)), knob=knob)
+        budget = BudgetController.for_learner(setting.budget, learner)
     trace = replay(learner, Xp, yp, rng, budget=budget, fast=fast)
     out = stream_metrics(yp, trace.pred, trace.queried, task.binary)
     out["seconds"] = trace.seconds

@@ -30,6 +30,11 @@ class Element:
         """The text inside, whitespace runs collapsed to one space, stripped."""
         return " ".join("".join(self._texts()).split())
 
+    @property
+    def raw_text(self) -> str:
+        """The text inside as written (whitespace kept, e.g. a ``<pre>``)."""
+        return "".join(self._texts())
+
     def _texts(self) -> Iterator[str]:
         for child in self.children:
             if isinstance(child, str):
