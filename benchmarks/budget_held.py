@@ -75,7 +75,8 @@ def main() -> None:
     held = sum(abs(r / t - 1.0) <= 0.25 for _, _, rs in rows for r, t in zip(rs, TARGETS, strict=True))
     total = len(rows) * len(TARGETS)
     lines = ["# Budget held on the raw streams", "",
-             f"`PYTHONPATH=. .venv/bin/python benchmarks/budget_held.py --items {args.items}`", "",
+             f"`PYTHONPATH=. .venv/bin/python benchmarks/budget_held.py --items {args.items}"
+             + (f" --algo {' '.join(args.algo)}" if args.algo else "") + "`", "",
              f"First {args.items} items of each stream, default featurizers ({featurizers}), "
              "one seeded order, budget mode (docs/budget.md). Cell: achieved query ratio "
              "(ratio / R in brackets).", "",
