@@ -22,23 +22,24 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import learners
+from benchmarks.raw_streams import DATA
 from learners.budget import BudgetController
+from learners.evaluation import raw_datasets
 from learners.evaluation.engine import replay_per_item
 from learners.features import DEFAULT, default_config, make_featurizer
-from tests.support import raw_data
 
 TARGETS = (0.02, 0.05, 0.10, 0.20)
 
 
 def streams(n: int) -> dict[str, tuple[str, list, object, np.ndarray]]:
     """name -> (kind, classes, X csr, codes), featurized by each kind's default featurizer."""
-    texts, spam = raw_data.sms(n)
-    news, topic = raw_data.ag_news(n)
-    images, digit = raw_data.mnist(n)
-    urls, kind = raw_data.urls(n)
+    texts, spam = raw_datasets.sms(DATA, n)
+    news, topic = raw_datasets.ag_news(DATA, n)
+    images, digit = raw_datasets.mnist(DATA, n)
+    urls, kind = raw_datasets.urls(DATA, n)
     raw = {"sms": ("text", texts, ["ham", "spam"], spam),
            "ag-news": ("text", news, [1, 2, 3, 4], topic),
-           "mnist": ("image", [raw_data.png_bytes(im) for im in images], list(range(10)), digit.tolist()),
+           "mnist": ("image", [raw_datasets.png_bytes(im) for im in images], list(range(10)), digit.tolist()),
            "urls": ("url", urls, ["benign", "malicious"], ["benign" if k == "benign" else "malicious"
                                                           for k in kind])}
     out = {}

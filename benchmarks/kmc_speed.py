@@ -70,12 +70,13 @@ def measure(n: int, repeats: int) -> dict[str, float]:
 
 def stream(n: int, budget: float = 0.1) -> dict[str, float]:
     """Seconds, query ratio and online accuracy of the default KMC on ``n`` MNIST digits."""
+    from benchmarks.raw_streams import DATA
     from learners.budget import BudgetController
     from learners.evaluation.engine import replay_per_item
+    from learners.evaluation.raw_datasets import mnist, png_bytes
     from learners.features import default_config, make_featurizer
-    from tests.support.raw_data import mnist, png_bytes
 
-    images, y = mnist(n)
+    images, y = mnist(DATA, n)
     feat = make_featurizer(default_config("image"))
     X = feat.transform([png_bytes(im) for im in images])
     lrn = learners.make("kmc", n_features=X.shape[1], classes=list(range(10)))

@@ -27,8 +27,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-from PIL import Image
+from learners.evaluation import raw_datasets
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 N_URLS = 10_000
@@ -62,40 +61,25 @@ def _write_csv(path: Path, header: tuple[str, str], rows: list[tuple[str, str]])
 
 
 def _sms() -> list[tuple[str, str]]:
-    rows = []
-    with gzip.open(DATA / "raw_text/SMSSpamCollection.gz", "rt", encoding="utf-8") as fh:
-        for line in fh:
-            label, _, text = line.rstrip("\n").partition("\t")
-            rows.append((text, label))
-    return rows
+    return list(zip(*raw_datasets.sms(DATA), strict=True))
 
 
 def _ag_news() -> list[tuple[str, str]]:
-    names = (DATA / "raw_text/ag_news_classes.txt").read_text().split("\n")
-    with gzip.open(DATA / "raw_text/ag_news_test.csv.gz", "rt", encoding="utf-8", newline="") as fh:
-        return [(f"{title}. {description}", names[int(cls) - 1])
-                for cls, title, description in csv.reader(fh)]
+    names = raw_datasets.ag_news_classes(DATA)
+    texts, classes = raw_datasets.ag_news(DATA)
+    return [(text, names[cls - 1]) for text, cls in zip(texts, classes, strict=True)]
 
 
 def _urls() -> list[tuple[str, str]]:
-    with gzip.open(DATA / "raw_urls/malicious_phish_first41980.csv.gz", "rt", encoding="utf-8",
-                   newline="") as fh:
-        reader = csv.DictReader(fh)
-        return [(row["url"], row["type"]) for row, _ in zip(reader, range(N_URLS), strict=False)]
+    return list(zip(*raw_datasets.urls(DATA, N_URLS), strict=True))
 
 
 def _mnist_zip(path: Path) -> None:
-    folder = DATA / "raw_images/mnist_t10k"
-    with gzip.open(folder / "t10k-images-idx3-ubyte.gz") as fh:
-        images = np.frombuffer(fh.read()[16:], np.uint8).reshape(-1, 28, 28)
-    with gzip.open(folder / "t10k-labels-idx1-ubyte.gz") as fh:
-        labels = np.frombuffer(fh.read()[8:], np.uint8)
+    images, labels = raw_datasets.mnist(DATA)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
         for i, (image, label) in enumerate(zip(images, labels, strict=True)):
-            buf = io.BytesIO()
-            Image.fromarray(image, mode="L").save(buf, "PNG")
             entry = zipfile.ZipInfo(f"{label}/{i:05d}.png", date_time=(2000, 1, 1, 0, 0, 0))
-            zf.writestr(entry, buf.getvalue())
+            zf.writestr(entry, raw_datasets.png_bytes(image))
 
 
 def prepare(cache: Path, names: list[str] | None = None) -> dict[str, Path]:

@@ -121,9 +121,9 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]], bool]]
     names = []
     for k, (name, bs) in enumerate(bands):
         color = PALETTE[(len(series) + k) % len(PALETTE)]
-        good = sorted(b for b in bs if all(math.isfinite(v) for v in b))
-        if good:
-            ring = [(x, hi) for x, _, hi in good] + [(x, lo) for x, lo, _ in reversed(good)]
+        spans = sorted(b for b in bs if all(math.isfinite(v) for v in b))
+        if spans:
+            ring = [(x, hi) for x, _, hi in spans] + [(x, lo) for x, lo, _ in reversed(spans)]
             path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in ring)
             out.append(f'<polygon points="{path}" fill="{color}" fill-opacity="0.25" stroke="none" '
                        f'class="band"/>')
