@@ -12,6 +12,10 @@ The locks are described in docs/architecture.md ("Celery tasks, the sweep and th
   for an item leased to another annotator (live lease) is refused. A label for an item whose
   own lease expired is accepted if nobody labelled it yet; otherwise it is kept as an extra
   opinion (``primary=False``) and never lost.
+* Overlap (:mod:`.overlap`): an item with ``overlap_k > 1`` goes back to the queue after each
+  label until ``overlap_k`` annotators gave a standing opinion; none of its opinions is primary
+  until its consensus (:mod:`.consensus`), which the pipeline computes once they are all in.
+  Nobody is offered an item they labelled (nor one they skipped).
 
 Nothing here sends Celery tasks: the functions return what changed and the caller (a view)
 asks :mod:`.enqueue` for the follow-up work (a primary label or an undo: ``apply_labels``; a
@@ -28,10 +32,10 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, Q, When
+from django.db.models import Case, Exists, F, OuterRef, Q, When
 from django.utils import timezone
 
-from . import stats
+from . import consensus, stats
 from .faults import hold_point
 from .models import Item, Label, LearnerState, Membership, Project, Skip, leased_by_q, waiting_q
 
@@ -39,7 +43,7 @@ from .models import Item, Label, LearnerState, Membership, Project, Skip, leased
 LEASE_ATTEMPTS = 5
 LABELABLE = (Item.Status.QUEUED, Item.Status.LEASED, Item.Status.LABELLED, Item.Status.SKIPPED)
 #: Item columns a label submission reads and writes (the image and the vector stay in the table).
-LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires")
+LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires", "overlap_k", "n_opinions")
 
 
 def lease_next(project: Project, user: Any) -> Item | None:
@@ -51,13 +55,15 @@ def lease_next(project: Project, user: Any) -> Item | None:
     before the limit, and whole rows (images, vectors) made that sort spill to disk for large
     queues. The caller tops the queue up when it runs low (:func:`.enqueue.top_up_if_low`).
     """
+    # an overlapped item waits for others once the user gave their opinion on it
+    labelled_by = Exists(Label.objects.filter(item=OuterRef("pk"), annotator=user, undone_at__isnull=True))
     with transaction.atomic():
         pk = None
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
             mine = leased_by_q(user, now)
             found = (Item.objects.select_for_update(skip_locked=True).filter(project=project)
-                     .filter(mine | (waiting_q(now) & ~Q(skips__annotator=user)))
+                     .filter(mine | (waiting_q(now) & ~Q(skips__annotator=user) & ~labelled_by))
                      .order_by(Case(When(mine, then=0), default=1), "seq")
                      .values_list("pk", Case(When(mine, then=True), default=False)).first())
             if found is None or found[1]:  # nothing waits, or the user's own live lease
@@ -88,8 +94,9 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
     else None. Raises ``Item.DoesNotExist`` for an item not in the project, ValueError when the
     value is not a class or the item was never queried, :class:`LeasedToOtherError` when
     another annotator holds a live lease on it and :class:`DuplicateLabelError` when ``user``
-    already labelled it; nothing is stored then. A ``primary`` label needs ``apply_labels``
-    (the caller's :func:`.enqueue.labels_changed`).
+    already labelled it; nothing is stored then. A ``primary`` label, and the last opinion an
+    overlapped item waited for, need ``apply_labels`` (the caller's :func:`.enqueue.labels_changed`
+    when :func:`needs_pipeline`).
     """
     cls = project.parse_class(value)
     with transaction.atomic():
@@ -108,14 +115,28 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
         if item.lease_owner_id == user.pk and item.lease_expires is not None:
             leased_at = item.lease_expires - timedelta(seconds=project.lease_seconds)
             seconds = max(0.0, (now - leased_at).total_seconds())
-        primary = not any(was_primary for _, was_primary, _ in earlier)
+        overlapped = item.overlap_k > 1
+        primary = not overlapped and not any(was_primary for _, was_primary, _ in earlier)
         label = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
                                      seconds=seconds, primary=primary)
         hold_point("LABEL")
-        if primary:
+        item.n_opinions += 1
+        if primary or (overlapped and item.n_opinions >= item.overlap_k):
             item.status, item.lease_owner_id, item.lease_expires = Item.Status.LABELLED, None, None
-            item.save(update_fields=["status", "lease_owner", "lease_expires"])
+        elif overlapped and item.status == Item.Status.LEASED:  # back in the queue for the others
+            item.status, item.lease_owner_id, item.lease_expires = Item.Status.QUEUED, None, None
+        Item.objects.filter(pk=item.pk).update(status=item.status, lease_owner_id=item.lease_owner_id,
+                                               lease_expires=item.lease_expires,
+                                               n_opinions=F("n_opinions") + 1)
+        if overlapped and item.n_opinions >= item.overlap_k:
+            consensus.mark_due(item)
         return label
+
+
+def needs_pipeline(label: Label) -> bool:
+    """The pipeline has work after storing ``label``: it is primary, or its item's opinions are
+    all in and wait to be aggregated (:func:`.consensus.mark_due`)."""
+    return label.primary or consensus.is_due(label.item_id)
 
 
 def skip_item(item: Item, user: Any) -> None:
@@ -133,12 +154,16 @@ def skip_item(item: Item, user: Any) -> None:
 
 
 def undoable_label(project: Project, user: Any) -> Label | None:
-    """The label ``user`` may undo: their latest label in the project, if it is still the
-    item's label (primary) and not undone. Older labels cannot be undone (one step back)."""
-    label = Label.objects.filter(project=project, annotator=user).order_by("-id").first()
-    if label is None or not label.primary or label.undone_at is not None:
+    """The label ``user`` may undo: their latest opinion in the project, if it is not undone and
+    is still the item's label (primary) or an opinion on an overlapped item that no reviewer
+    decided. Older labels cannot be undone (one step back)."""
+    label = (Label.objects.filter(project=project, annotator=user, kind=Label.Kind.OPINION)
+             .select_related("item").order_by("-id").first())
+    if label is None or label.undone_at is not None:
         return None
-    return label
+    if label.primary or (label.item.overlap_k > 1 and not consensus.is_adjudicated(label.item_id)):
+        return label
+    return None
 
 
 def undo_last_label(project: Project, user: Any) -> Item:
@@ -147,23 +172,30 @@ def undo_last_label(project: Project, user: Any) -> Item:
     The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
     recorded). If the learner had already learnt from it, ``LearnerState.needs_rebuild`` asks
     the pipeline to rebuild the learner from the remaining labels, in their applied order (the
-    learner is corrected exactly, as if the label had never been given). ValueError when there is
+    learner is corrected exactly, as if the label had never been given). An opinion on an
+    overlapped item also withdraws the item's consensus (:func:`.consensus.withdraw`: its label
+    leaves the learner the same way) until the opinion is given again. ValueError when there is
     nothing to undo. The undo needs ``apply_labels`` (the caller's :func:`.enqueue.labels_changed`).
     """
     with transaction.atomic():
         label = undoable_label(project, user)
         if label is None:
             raise ValueError("nothing to undo")
+        # the aggregates and the primary labels are written under the state lock only
+        LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
         label = Label.objects.select_for_update().get(pk=label.pk)
         item = Item.objects.select_for_update().get(pk=label.item_id)
-        label.undone_at, label.primary = timezone.now(), False
-        label.save(update_fields=["undone_at", "primary"])
-        if label.applied_version is not None:
+        counts = stats.load(project.pk)
+        rebuild = consensus.withdraw(item, counts) if item.overlap_k > 1 else False
+        label.refresh_from_db(fields=["primary"])
+        if label.primary:
+            rebuild = consensus.demote(label, item, counts) or rebuild
+        label.undone_at = timezone.now()
+        label.save(update_fields=["undone_at"])
+        if rebuild:
             LearnerState.objects.filter(project=project).update(needs_rebuild=True)
-        else:  # the aggregates are written under the state lock only
-            LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
-        stats.record_undo(stats.load(project.pk), label, item.seq, item.prediction)
         item.status, item.lease_owner = Item.Status.LEASED, user
         item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
-        item.save(update_fields=["status", "lease_owner", "lease_expires"])
+        item.n_opinions = max(0, item.n_opinions - 1)
+        item.save(update_fields=["status", "lease_owner", "lease_expires", "n_opinions"])
         return item

@@ -3,6 +3,9 @@
 :func:`update_project` is what the Celery tasks run. In one transaction per chunk of
 decisions, holding the project's learner-state row lock (``select_for_update``):
 
+0. aggregate the overlapped items whose opinions are all in (:func:`.consensus.settle`): their
+   consensus becomes their primary label, and one that overturns a label the learner had asks
+   for the rebuild of step 1;
 1. follow the project's configuration: a changed ``delta``/``p``/``query`` is set on the
    learner (``set_params``); a changed algorithm or other parameter rebuilds the learner by
    replaying the applied labels in the order they were applied;
@@ -25,7 +28,7 @@ from django.db import transaction
 
 import learners
 
-from . import stats, stream
+from . import consensus, stats, stream
 from .faults import hold_point
 from .models import Label, LearnerState, StreamStats
 from .rows import save_fields
@@ -109,7 +112,7 @@ def apply_labels(lk: Locked, counts: StreamStats) -> int:
 
 
 def update_project(project_id: int) -> Outcome | None:
-    """Steps 1-4 of the module docstring; None if the project is gone.
+    """Steps 0-4 of the module docstring; None if the project is gone.
 
     A backlog is decided in chunks of :data:`DECIDE_CHUNK` items, one transaction each: the
     state lock is released between chunks, so a label request (and the next chunk's step 2,
@@ -128,7 +131,7 @@ def update_project(project_id: int) -> Outcome | None:
 
 
 def _run_once(project_id: int) -> Outcome | None:
-    """Steps 1-4 in one transaction, deciding at most :data:`DECIDE_CHUNK` items."""
+    """Steps 0-4 in one transaction, deciding at most :data:`DECIDE_CHUNK` items."""
     with transaction.atomic():
         try:
             lk = locked(project_id)
@@ -136,6 +139,7 @@ def _run_once(project_id: int) -> Outcome | None:
             log.warning("project %s has no learner state (deleted?); nothing to do", project_id)
             return None
         counts = stats.load(project_id)
+        consensus.settle(lk, counts)
         reconfigured = follow_config(lk)
         applied = apply_labels(lk, counts)
         if applied:

@@ -21,6 +21,12 @@ def waiting_count(project: Project) -> int:
     return Item.objects.filter(project=project).waiting().count()
 
 
+def fresh_count(project: Project) -> int:
+    """Waiting items nobody gave an opinion yet: what the look-ahead keeps full. An overlapped
+    item waiting for its second or third opinion is work for the others only (:mod:`.overlap`)."""
+    return Item.objects.filter(project=project, n_opinions=0).waiting().count()
+
+
 def active_annotators(project: Project) -> int:
     """Distinct users holding a live lease, who labelled within the last lease period, or who
     asked for an item and found none within :data:`WAITED_SECONDS` (one ``UNION`` query: a
@@ -44,8 +50,9 @@ def look_ahead(project: Project) -> int:
 
 
 def runs_low(project: Project) -> bool:
-    """Fewer items wait than the look-ahead and some are pending: a worker should decide more."""
-    return waiting_count(project) < look_ahead(project) and has_pending(project)
+    """Fewer fresh items (:func:`fresh_count`) wait than the look-ahead and some are pending: a
+    worker should decide more."""
+    return fresh_count(project) < look_ahead(project) and has_pending(project)
 
 
 def has_pending(project: Project) -> bool:

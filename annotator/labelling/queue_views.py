@@ -37,6 +37,7 @@ from .annotation import (
     DuplicateLabelError,
     LeasedToOtherError,
     lease_next,
+    needs_pipeline,
     skip_item,
     submit_label,
     undo_last_label,
@@ -170,7 +171,7 @@ def label(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
         with transaction.atomic():
             saved = submit_label(project, item_pk, request.user, request.POST.get("value"))
             item = lease_next(project, request.user) if request.htmx else None
-            if saved.primary:  # apply_labels tops the queue up too: no look-ahead check
+            if needs_pipeline(saved):  # apply_labels tops the queue up too: no look-ahead check
                 enqueue.labels_changed(project.pk)
             elif request.htmx:
                 enqueue.top_up_if_low(project)
