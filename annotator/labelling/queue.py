@@ -7,8 +7,9 @@ the states themselves are :class:`.models.ItemQuerySet`'s.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
-from django.db.models import Count, Subquery
+from django.db.models import Count, F, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -19,7 +20,7 @@ WAITED_SECONDS = 30
 
 
 #: Waiting items counted one by one through the queue index; beyond this the counters say how many.
-COUNT_CAP = 100
+COUNT_CAP = 20
 
 
 def waiting_count(project: Project) -> int:
@@ -30,26 +31,36 @@ def waiting_count(project: Project) -> int:
     :func:`awaiting_label` less the live leases, from counters kept in the transactions that
     change them (the two agree on every queue, see tests/test_app_flat.py).
     """
-    counted = Item.objects.filter(project=project).waiting().order_by()[:COUNT_CAP + 1].count()
+    # ordered by seq: the planner walks the queue index and stops at the cap (unordered, with stale
+    # statistics, it chose a bitmap scan that reads the whole index first)
+    counted = Item.objects.filter(project=project).waiting().order_by("seq")[:COUNT_CAP + 1].count()
     if counted <= COUNT_CAP:
         return counted
-    return awaiting_label(project) - Item.objects.filter(project=project).live_leases().count()
+    return awaiting_label(project, less_live_leases=True)
 
 
-def awaiting_label(project: Project) -> int:
-    """Queried items without a label (queued or leased), in one statement (one snapshot): the
-    queried items (``LearnerState.n_queried``, written with the decisions) less the primary labels
-    (each labels one queried item, which it turns ``labelled``; an undo makes it ``leased`` again
-    and not primary): the applied ones counted in :class:`.models.StreamStats` (kept with
+def awaiting_label(project: Project, less_live_leases: bool = False) -> int:
+    """Queried items without a label (queued or leased; ``less_live_leases``: less the items under
+    a live lease, i.e. the waiting ones), in one statement (one snapshot): the queried items
+    (``LearnerState.n_queried``, written with the decisions) less the primary labels (each labels
+    one queried item, which it turns ``labelled``; an undo makes it ``leased`` again and not
+    primary): the applied ones counted in :class:`.models.StreamStats` (kept with
     ``applied_version``, :mod:`.stats`) plus the ones not applied yet (a few, by their index)."""
-    queried = LearnerState.objects.filter(project=project).values("n_queried")[:1]
-    applied = StreamStats.objects.filter(project=project).values("labels")[:1]
-    unapplied = (Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
-                 .order_by().values("project").annotate(n=Count("id")).values("n")[:1])
-    row = Project.objects.filter(pk=project.pk).annotate(
-        q=Coalesce(Subquery(queried), 0), a=Coalesce(Subquery(applied), 0),
-        u=Coalesce(Subquery(unapplied), 0)).values_list("q", "a", "u").first()
-    return 0 if row is None else row[0] - row[1] - row[2]
+    def one(query: Any) -> Coalesce:
+        return Coalesce(Subquery(query.order_by().values("n")[:1]), 0)
+
+    def counted(query: Any) -> Any:
+        return query.values("project").annotate(n=Count("id"))
+
+    parts = {
+        "q": one(LearnerState.objects.filter(project=project).annotate(n=F("n_queried"))),
+        "a": one(StreamStats.objects.filter(project=project).annotate(n=F("labels"))),
+        "u": one(counted(Label.objects.filter(project=project, primary=True, applied_version__isnull=True))),
+        "l": (one(counted(Item.objects.filter(project=project).live_leases())) if less_live_leases
+              else Value(0)),
+    }
+    row = Project.objects.filter(pk=project.pk).annotate(**parts).values_list(*parts).first()
+    return 0 if row is None else row[0] - row[1] - row[2] - row[3]
 
 
 def active_annotators(project: Project) -> int:
