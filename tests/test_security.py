@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from annotator.labelling.models import ImportJob, Item, Membership, PlannerRun
+from annotator.labelling.models import ImportJob, Item, Label, Membership, PlannerRun
 from annotator.labelling.pipeline import update_project
 
 from .support.app import ROOT, digits_project, member
@@ -32,6 +32,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "undo": ("post", (LOGIN, 403, 409, 409)),  # nothing to undo
     "label": ("post", (LOGIN, 403, 400, 400)),  # no value posted
     "skip": ("post", (LOGIN, 403, 409, 409)),  # not leased to them
+    "change-label": ("post", (LOGIN, 403, 404, 404)),  # a label of someone else's
     "item-image": ("get", (LOGIN, 403, 200, 200)),
     "upload": ("get", (LOGIN, 403, 403, 200)),
     "import-job": ("get", (LOGIN, 403, 403, 200)),
@@ -99,8 +100,10 @@ def world(db):
     job = ImportJob.objects.create(project=project, filename="x.csv", status="done")
     run = PlannerRun.objects.create(project=project, candidates=[{"algorithm": "mpaa-i", "delta": 1.0}],
                                     status="done", results=[])
-    kwargs = {"pk": project.pk, "item_pk": item.pk, "job_pk": job.pk, "run_pk": run.pk, "index": 0,
-              "uidb64": "MQ", "token": "set-password"}
+    theirs = Label.objects.create(item=item, project=project, annotator=member(project, "carol"),
+                                  value=project.classes[0], primary=False)  # an opinion: item unchanged
+    kwargs = {"pk": project.pk, "item_pk": item.pk, "label_pk": theirs.pk, "job_pk": job.pk, "run_pk": run.pk,
+              "index": 0, "uidb64": "MQ", "token": "set-password"}
     return project, users, kwargs
 
 
