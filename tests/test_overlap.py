@@ -140,6 +140,66 @@ def test_undoing_an_opinion_withdraws_the_consensus_and_the_learner_forgets_it()
     assert not Label.objects.filter(item_id=item, primary=True).exists()
 
 
+@pytest.mark.django_db
+def test_changing_an_opinion_aggregates_the_item_again():
+    project = digits_project(10, params={"delta": 100.0}, overlap_fraction=1.0, overlap_k=2, look_ahead=2)
+    update_project(project.pk)
+    a, b = _team(project, 2)
+    item = leased_item_id(a.get(f"/projects/{project.pk}/"))
+    _label(a, project, item, 4)
+    leased_item_id(b.get(f"/projects/{project.pk}/"))
+    _label(b, project, item, 4)
+    update_project(project.pk)
+    assert LearnerState.objects.get(project=project).version == 1
+    mine = Label.objects.get(item_id=item, annotator__username="a0")
+    response = a.post(f"/projects/{project.pk}/labels/{mine.pk}/change", {"value": "7"}, **HX)
+    assert response.status_code == 200
+    assert Item.objects.get(pk=item).n_opinions == 2 and Consensus.objects.get(item_id=item).due
+    update_project(project.pk)
+    row = Consensus.objects.get(item_id=item)
+    assert (row.value, row.status) == (None, "disputed")  # 7 against 4: no majority of two
+    state = LearnerState.objects.get(project=project)
+    assert state.version == 2 and learners.from_bytes(bytes(state.blob)).n_labels == 0
+
+
+@pytest.mark.django_db
+def test_the_waiting_count_from_the_counters_still_equals_the_rows_with_overlap(monkeypatch):
+    """Issue 18's counters (queue.awaiting_label) through overlapped items: opinions that leave
+    an item in the queue, a complete item waiting for its consensus, a disputed one, a settled
+    one, an adjudicated one and an undone opinion."""
+    from annotator.labelling import consensus, queue
+    from annotator.labelling.annotation import lease_next, submit_label, undo_last_label
+
+    monkeypatch.setattr(queue, "COUNT_CAP", 2)  # every count below goes through the counters
+    project = digits_project(80, params={"delta": 100.0}, overlap_fraction=0.5, overlap_k=2, look_ahead=30)
+    update_project(project.pk)
+    a, b = member(project, "a"), member(project, "b")
+
+    def check(what):
+        rows = Item.objects.filter(project=project).waiting().count()
+        assert rows > queue.COUNT_CAP and queue.waiting_count(project) == rows, what
+        fresh = Item.objects.filter(project=project, n_opinions=0).waiting().count()
+        assert queue.fresh_count(project) == fresh, what
+
+    check("decided")
+    for user, values in ((a, [1, 2, 3, 4, 5, 6]), (b, [1, 9, 3, 8, 5, 6])):
+        for value in values:
+            item = lease_next(project, user)
+            submit_label(project, item.pk, user, value)
+            check(f"{user.username} said {value}")
+    update_project(project.pk)
+    check("consensuses settled")
+    assert Consensus.objects.filter(project=project).exists()
+    disputed = consensus.disagreements(project).first()
+    if disputed is not None:
+        consensus.resolve(disputed.item, 0, by=a)
+        check("adjudicated")
+    undo_last_label(project, b)
+    check("an opinion undone")
+    update_project(project.pk)
+    check("rebuilt")
+
+
 @pytest.mark.services
 @pytest.mark.slow
 def test_twenty_annotators_at_once_k3_nobody_twice_nothing_lost(services, transactional_db, tmp_path):

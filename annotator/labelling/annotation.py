@@ -15,7 +15,12 @@ The locks are described in docs/architecture.md ("Celery tasks, the sweep and th
 * Overlap (:mod:`.overlap`): an item with ``overlap_k > 1`` goes back to the queue after each
   label until ``overlap_k`` annotators gave a standing opinion; none of its opinions is primary
   until its consensus (:mod:`.consensus`), which the pipeline computes once they are all in.
-  Nobody is offered an item they labelled (nor one they skipped).
+  Nobody is offered an item they labelled (nor one they skipped). Labels of an item a reviewer
+  decided (:func:`.consensus.resolve`) can no longer be undone or changed.
+
+An annotator may also change any of their last labels (:func:`change_label`): the old label is
+retracted exactly as an undo retracts it (one definition, :func:`_retract`) and the new one takes
+its place.
 
 Nothing here sends Celery tasks: the functions return what changed and the caller (a view)
 asks :mod:`.enqueue` for the follow-up work (a primary label or an undo: ``apply_labels``; a
@@ -32,7 +37,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, Exists, F, OuterRef, Q, When
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from . import consensus, stats
@@ -49,31 +54,33 @@ LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires",
 def lease_next(project: Project, user: Any) -> Item | None:
     """Lease the oldest waiting item to ``user`` (or return their live lease); None if none waits.
 
-    One query finds the id of the user's live lease or else of the oldest waiting item they
-    did not skip, and locks that row (rows another transaction holds are skipped: SKIP LOCKED
-    on PostgreSQL). It reads ids only: with ``FOR UPDATE`` the database sorts every candidate
-    before the limit, and whole rows (images, vectors) made that sort spill to disk for large
-    queues. The caller tops the queue up when it runs low (:func:`.enqueue.top_up_if_low`).
+    Two bounded queries, each reading ids only: the user's live lease, else the oldest waiting
+    item they did not skip, locked (rows another transaction holds are skipped: SKIP LOCKED on
+    PostgreSQL). Both walk the partial queue index (``item_queue``) in ``seq`` order and stop
+    at the first match, so the cost does not grow with the queue (issue 18: one query ordered by
+    "mine first, then seq" sorted every waiting item before its limit, 0.5 s for a 50k queue).
+    The chosen row is then set with a compare-and-set ``UPDATE``. The caller tops the queue up
+    when it runs low (:func:`.enqueue.top_up_if_low`).
     """
-    # an overlapped item waits for others once the user gave their opinion on it
+    # an overlapped item waits for the others once the user gave their opinion on it
     labelled_by = Exists(Label.objects.filter(item=OuterRef("pk"), annotator=user, undone_at__isnull=True))
     with transaction.atomic():
         pk = None
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
-            mine = leased_by_q(user, now)
-            found = (Item.objects.select_for_update(skip_locked=True).filter(project=project)
-                     .filter(mine | (waiting_q(now) & ~Q(skips__annotator=user) & ~labelled_by))
-                     .order_by(Case(When(mine, then=0), default=1), "seq")
-                     .values_list("pk", Case(When(mine, then=True), default=False)).first())
-            if found is None or found[1]:  # nothing waits, or the user's own live lease
-                pk = found and found[0]
+            items = Item.objects.filter(project=project)
+            pk = items.filter(leased_by_q(user, now)).values_list("pk", flat=True).first()
+            if pk is not None:
                 break
-            if Item.objects.filter(pk=found[0]).filter(waiting_q(now)).update(
+            pk = (items.select_for_update(skip_locked=True).filter(waiting_q(now) & ~Q(skips__annotator=user))
+                  .exclude(labelled_by).order_by("seq").values_list("pk", flat=True).first())
+            if pk is None:
+                break
+            if Item.objects.filter(pk=pk).filter(waiting_q(now)).update(
                     status=Item.Status.LEASED, lease_owner=user,
                     lease_expires=now + timedelta(seconds=project.lease_seconds)):
-                pk = found[0]
                 break
+            pk = None
         if pk is None:  # the user waits: the look-ahead counts them (see queue.active_annotators)
             Membership.objects.filter(project=project, user=user).update(last_waited=timezone.now())
         return Item.objects.get(pk=pk) if pk is not None else None
@@ -117,7 +124,7 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
             seconds = max(0.0, (now - leased_at).total_seconds())
         overlapped = item.overlap_k > 1
         primary = not overlapped and not any(was_primary for _, was_primary, _ in earlier)
-        label = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
+        label = Label.objects.create(item=item, project=project, annotator=user, value=cls,
                                      seconds=seconds, primary=primary)
         hold_point("LABEL")
         item.n_opinions += 1
@@ -154,48 +161,112 @@ def skip_item(item: Item, user: Any) -> None:
 
 
 def undoable_label(project: Project, user: Any) -> Label | None:
-    """The label ``user`` may undo: their latest opinion in the project, if it is not undone and
-    is still the item's label (primary) or an opinion on an overlapped item that no reviewer
-    decided. Older labels cannot be undone (one step back)."""
+    """The label ``user`` may undo: their latest opinion in the project, if it is not undone, no
+    reviewer decided its item, and it is still the item's label (primary) or an opinion on an
+    overlapped item. Older labels cannot be undone (one step back)."""
     label = (Label.objects.filter(project=project, annotator=user, kind=Label.Kind.OPINION)
              .select_related("item").order_by("-id").first())
-    if label is None or label.undone_at is not None:
+    if label is None or label.undone_at is not None or consensus.is_adjudicated(label.item_id):
         return None
-    if label.primary or (label.item.overlap_k > 1 and not consensus.is_adjudicated(label.item_id)):
-        return label
-    return None
+    return label if label.primary or label.item.overlap_k > 1 else None
+
+
+def _lock_state(project: Project) -> None:
+    """Lock the project's learner state row, FIRST (the pipeline's lock order: state, then labels
+    and items): the aggregates and the primary labels are written under it only."""
+    LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
+
+
+def _retract(project: Project, label: Label, item: Item) -> None:
+    """Take back ``label`` (the state row locked first, then its row and its item's, by the
+    caller): the one definition of what an undo does to the label, the learner and the
+    aggregates, shared by :func:`undo_last_label` and :func:`change_label`.
+
+    The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
+    recorded). If it was the item's primary label: when the learner had already learnt from it,
+    ``LearnerState.needs_rebuild`` asks the pipeline to rebuild the learner from the remaining
+    labels in their applied order (the learner is corrected exactly, as if the label had never
+    been given: a new model version), and the aggregates (:func:`.stats.record_undo`) lose it.
+    An opinion on an overlapped item also withdraws the item's consensus
+    (:func:`.consensus.withdraw`: its primary label leaves the learner the same way) until the
+    opinions are all in again. An extra opinion (not primary) never reached the learner.
+    """
+    counts = stats.load(project.pk)
+    rebuild = consensus.withdraw(item, counts) if item.overlap_k > 1 else False
+    label.refresh_from_db(fields=["primary"])
+    if label.primary:
+        rebuild = consensus.demote(label, item, counts) or rebuild
+    label.undone_at = timezone.now()
+    label.save(update_fields=["undone_at"])
+    item.n_opinions = max(0, item.n_opinions - 1)
+    Item.objects.filter(pk=item.pk).update(n_opinions=F("n_opinions") - 1)
+    if rebuild:
+        LearnerState.objects.filter(project=project).update(needs_rebuild=True)
 
 
 def undo_last_label(project: Project, user: Any) -> Item:
     """Retract ``user``'s last label (see :func:`undoable_label`) and lease its item back to them.
 
-    The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
-    recorded). If the learner had already learnt from it, ``LearnerState.needs_rebuild`` asks
-    the pipeline to rebuild the learner from the remaining labels, in their applied order (the
-    learner is corrected exactly, as if the label had never been given). An opinion on an
-    overlapped item also withdraws the item's consensus (:func:`.consensus.withdraw`: its label
-    leaves the learner the same way) until the opinion is given again. ValueError when there is
-    nothing to undo. The undo needs ``apply_labels`` (the caller's :func:`.enqueue.labels_changed`).
+    What the retraction does to the label, the learner and the aggregates: :func:`_retract`.
+    ValueError when there is nothing to undo. The undo needs ``apply_labels`` (the caller's
+    :func:`.enqueue.labels_changed`).
     """
     with transaction.atomic():
         label = undoable_label(project, user)
         if label is None:
             raise ValueError("nothing to undo")
-        # the aggregates and the primary labels are written under the state lock only
-        LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
+        _lock_state(project)
         label = Label.objects.select_for_update().get(pk=label.pk)
         item = Item.objects.select_for_update().get(pk=label.item_id)
-        counts = stats.load(project.pk)
-        rebuild = consensus.withdraw(item, counts) if item.overlap_k > 1 else False
-        label.refresh_from_db(fields=["primary"])
-        if label.primary:
-            rebuild = consensus.demote(label, item, counts) or rebuild
-        label.undone_at = timezone.now()
-        label.save(update_fields=["undone_at"])
-        if rebuild:
-            LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+        _retract(project, label, item)
         item.status, item.lease_owner = Item.Status.LEASED, user
         item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
-        item.n_opinions = max(0, item.n_opinions - 1)
-        item.save(update_fields=["status", "lease_owner", "lease_expires", "n_opinions"])
+        item.save(update_fields=["status", "lease_owner", "lease_expires"])
         return item
+
+
+#: how many of an annotator's own labels the queue lists beside the item (each one changeable)
+RECENT_LABELS = 10
+
+
+def recent_labels(project: Project, user: Any, n: int = RECENT_LABELS) -> list[Label]:
+    """``user``'s last ``n`` labels in ``project`` that are not undone, newest first, each with
+    its item (what the queue lists beside the item; :func:`change_label` changes one)."""
+    return list(Label.objects.filter(project=project, annotator=user, undone_at__isnull=True)
+                .select_related("item").defer("item__data", "item__vector").order_by("-id")[:n])
+
+
+def change_label(project: Project, user: Any, label_id: int, value: Any) -> Label:
+    """Replace ``user``'s label ``label_id`` by one of class ``value``: the old label is retracted
+    exactly as an undo does (:func:`_retract`: a primary label already learnt makes the pipeline
+    rebuild the learner without it, a new model version) and the new one is stored in its place
+    (primary if the old one was, with the old one's annotator seconds); the item keeps its
+    status. Returns the new label, or the old one unchanged when ``value`` is its class already.
+
+    On an overlapped item the new opinion is not primary: the item's consensus is aggregated
+    again (:func:`.consensus.mark_due`) once its opinions are all in.
+
+    Raises ``Label.DoesNotExist`` for a label that is not ``user``'s in ``project`` or is undone,
+    ValueError when ``value`` is not a class or a reviewer decided the item. A primary change,
+    and any change on an overlapped item, need ``apply_labels`` (the caller's
+    :func:`.enqueue.labels_changed`).
+    """
+    with transaction.atomic():
+        _lock_state(project)
+        label = Label.objects.select_for_update().get(pk=label_id, project=project, annotator=user,
+                                                      undone_at__isnull=True, kind=Label.Kind.OPINION)
+        cls = project.parse_class(value)
+        if label.value == cls:
+            return label
+        if consensus.is_adjudicated(label.item_id):
+            raise ValueError("a reviewer decided this item: its labels cannot change")
+        item = Item.objects.select_for_update().only(*LEASE_FIELDS, "seq", "prediction").get(pk=label.item_id)
+        overlapped = item.overlap_k > 1
+        primary = label.primary and not overlapped
+        _retract(project, label, item)
+        new = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
+                                   seconds=label.seconds, primary=primary)
+        Item.objects.filter(pk=item.pk).update(n_opinions=F("n_opinions") + 1)
+        if overlapped and item.n_opinions + 1 >= item.overlap_k:
+            consensus.mark_due(item)
+        return new

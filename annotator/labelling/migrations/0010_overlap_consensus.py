@@ -18,7 +18,7 @@ def count_opinions(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0008_heavy_queue_planner_cost'),
+        ('labelling', '0009_queue_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
