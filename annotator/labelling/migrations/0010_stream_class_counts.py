@@ -25,7 +25,7 @@ def count_classes(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0008_heavy_queue_planner_cost'),
+        ('labelling', '0009_queue_indexes'),
     ]
 
     operations = [
