@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from annotator.labelling.models import ImportJob, Item, Membership, PlannerRun
+from annotator.labelling.models import ImportJob, Item, Membership, PlannerRun, Review
 from annotator.labelling.pipeline import update_project
 
 from .support.app import ROOT, digits_project, member
@@ -35,6 +35,9 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "item-image": ("get", (LOGIN, 403, 200, 200)),
     "upload": ("get", (LOGIN, 403, 403, 200)),
     "import-job": ("get", (LOGIN, 403, 403, 200)),
+    "review": ("get", (LOGIN, 403, 403, 200)),  # reviewers and admins (tests/test_review.py)
+    "review-next": ("get", (LOGIN, 403, 403, 200)),
+    "review-decide": ("post", (LOGIN, 403, 403, 400)),  # no value posted
     "console": ("get", (LOGIN, 403, 403, 200)),
     "console-params": ("get", (LOGIN, 403, 403, 200)),
     "planner": ("get", (LOGIN, 403, 403, 200)),
@@ -99,7 +102,9 @@ def world(db):
     job = ImportJob.objects.create(project=project, filename="x.csv", status="done")
     run = PlannerRun.objects.create(project=project, candidates=[{"algorithm": "mpaa-i", "delta": 1.0}],
                                     status="done", results=[])
+    review = Review.objects.create(project=project, item=item, reason=Review.Reason.DISAGREEMENT)
     kwargs = {"pk": project.pk, "item_pk": item.pk, "job_pk": job.pk, "run_pk": run.pk, "index": 0,
+              "review_pk": review.pk,
               "uidb64": "MQ", "token": "set-password"}
     return project, users, kwargs
 
