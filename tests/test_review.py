@@ -85,8 +85,8 @@ def test_reviewers_reach_only_their_projects(disagreement):
     member(other, "ann")  # a project rita is not in
     rita = client_for(reviewer)
     assert rita.get(f"/projects/{project.pk}/review/").status_code == 200
-    assert rita.get(f"/projects/{other.pk}/review/").status_code == 403
-    assert rita.post(f"/projects/{other.pk}/reviews/{review.pk}/decide", {"value": "spam"}).status_code == 403
+    assert rita.get(f"/projects/{other.pk}/review/").status_code == 404  # as for every page of it
+    assert rita.post(f"/projects/{other.pk}/reviews/{review.pk}/decide", {"value": "spam"}).status_code == 404
     # a review of her project through another project's URL does not exist there
     member(other, "rita", Membership.Role.REVIEWER)
     assert rita.post(f"/projects/{other.pk}/reviews/{review.pk}/decide", {"value": "spam"}).status_code == 404
