@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0008_heavy_queue_planner_cost'),
+        ('labelling', '0009_queue_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
