@@ -84,7 +84,7 @@ def test_class_distributions_are_the_counts_of_the_log_and_follow_an_undo(client
     rebuilt = stats.rebuild(project.pk)
     assert (agg.label_classes, agg.auto_classes) == (rebuilt.label_classes, rebuilt.auto_classes)
     StreamStats.objects.filter(project=project).update(label_classes={}, auto_classes={})
-    migration = importlib.import_module("annotator.labelling.migrations.0010_stream_class_counts")
+    migration = importlib.import_module("annotator.labelling.migrations.0011_stream_class_counts")
     migration.count_classes(apps, None)
     filled = StreamStats.objects.get(project=project)
     nonzero = {k: v for k, v in agg.label_classes.items() if v}  # an undone class may count 0

@@ -25,7 +25,7 @@ def count_classes(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0009_queue_indexes'),
+        ('labelling', '0010_review_audit_honeypots'),
     ]
 
     operations = [
