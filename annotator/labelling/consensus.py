@@ -142,16 +142,16 @@ def _majority(values: list[Any]) -> tuple[Any, str]:
     return None, Consensus.Status.DISPUTED
 
 
-def settle(lk: Locked, counts: StreamStats) -> int:
+def settle(lk: Locked, counts: StreamStats) -> list[Consensus]:
     """Aggregate the project's due consensuses (module docstring) and set their items' primary
     labels; sets ``lk.state.needs_rebuild`` when a label the learner had was overturned. Also
-    re-aggregates every consensus when the project's method changed. Returns how many
-    consensuses were written. Called by the pipeline under the state lock."""
+    re-aggregates every consensus when the project's method changed. Returns the consensuses
+    written (with their items). Called by the pipeline under the state lock."""
     project = lk.project
     method = project.consensus_method
     open_rows = Consensus.objects.filter(project=project).exclude(status=Consensus.Status.ADJUDICATED)
     if not open_rows.filter(due=True).exists() and not open_rows.exclude(method=method).exists():
-        return 0
+        return []
     if method == ConsensusMethod.DAWID_SKENE:
         rows = list(open_rows.select_related("item"))
     else:
@@ -164,7 +164,7 @@ def settle(lk: Locked, counts: StreamStats) -> int:
                                     .order_by("id").values_list("item_id", "annotator_id", "value")):
         found[item_id].append((user_id, value))
     chosen = _dawid_skene(project, found) if method == ConsensusMethod.DAWID_SKENE else {}
-    written = 0
+    written = []
     rebuild = False
     for row in rows:
         values = [v for _, v in found[row.item_id]]
@@ -177,7 +177,7 @@ def settle(lk: Locked, counts: StreamStats) -> int:
         row.value, row.status, row.method, row.due = value, status, method, False
         row.decided_at = timezone.now()
         row.save(update_fields=["value", "status", "method", "due", "decided_at"])
-        written += 1
+        written.append(row)
     if rebuild:
         lk.state.needs_rebuild = True
     return written

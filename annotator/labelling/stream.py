@@ -20,7 +20,7 @@ import math
 
 from django.utils import timezone
 
-from . import budget, overlap
+from . import audit, budget, overlap
 from .models import Item, LearnerState, Project, StreamStats
 from .queue import fresh_count, look_ahead
 from .rows import update_rows
@@ -31,7 +31,7 @@ from .vectors import decode
 #: Most items loaded per database round trip while deciding (the first batch is the free places).
 BATCH = 2000
 DECISION_FIELDS = ["status", "prediction", "score", "query_prob", "queried", "model_version", "decided_at",
-                   "overlap_k", "overlap_prob"]
+                   "audit_prob", "overlap_k", "overlap_prob"]
 
 
 def batch_size(state: LearnerState, places: int) -> int:
@@ -46,7 +46,8 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
     """Decide pending items until ``look_ahead`` items wait, or ``limit`` items were decided
     (None = no limit); returns the number decided. The decisions of a batch are written by one
     set-wise statement per chunk (:func:`.rows.update_rows`) and counted in ``stats``
-    (:func:`.stats.record_decisions`; the caller saves it).
+    (:func:`.stats.record_decisions`; the caller saves it). Items decided alone may be sampled
+    for the audit (:mod:`.audit`, outside the learner's random generator).
 
     Does nothing while the project is paused. The caller saves ``lk`` afterwards.
     """
@@ -71,10 +72,11 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
         now = timezone.now()
         queried = 0
         counted = []
+        audits = []
         for pk, seq, vector, gold in batch:
             x = decode(vector, n)
             d = learner.decide(x, lk.rng, ctl)
-            k, overlap_prob = 1, None
+            audit_prob, k, overlap_prob = None, 1, None
             if d.queried:
                 status = Item.Status.QUEUED
                 waiting += 1
@@ -83,12 +85,16 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
             else:
                 status = Item.Status.AUTO
                 learner.observe(x)
+                audit_prob, chosen = audit.sampled(project, seq)
+                if chosen:
+                    audits.append((pk, audit_prob))
             rows.append((pk, status, d.prediction, d.score, d.query_prob, d.queried, lk.state.version, now,
-                         k, overlap_prob))
+                         audit_prob, k, overlap_prob))
             counted.append((gold, d.prediction, d.queried))
             if waiting >= target:
                 break
         update_rows(Item, DECISION_FIELDS, rows)
+        audit.open_audits(project, audits)
         record_decisions(stats, lk.state.n_decided, lk.state.n_queried, counted)
         decided += len(rows)
         lk.state.n_decided += len(rows)
