@@ -13,6 +13,10 @@ The locks are described in docs/architecture.md ("Celery tasks, the sweep and th
   own lease expired is accepted if nobody labelled it yet; otherwise it is kept as an extra
   opinion (``primary=False``) and never lost.
 
+An annotator may also change any of their last labels (:func:`change_label`): the old label is
+retracted exactly as an undo retracts it (one definition, :func:`_retract`) and the new one takes
+its place.
+
 Nothing here sends Celery tasks: the functions return what changed and the caller (a view)
 asks :mod:`.enqueue` for the follow-up work (a primary label or an undo: ``apply_labels``; a
 queue running low: ``advance_stream``).
@@ -141,14 +145,36 @@ def undoable_label(project: Project, user: Any) -> Label | None:
     return label
 
 
+def _retract(project: Project, label: Label, item: Item) -> None:
+    """Take back ``label`` (its row and its item's row locked by the caller): the one definition
+    of what an undo does to the label, the learner and the aggregates, shared by
+    :func:`undo_last_label` and :func:`change_label`.
+
+    The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
+    recorded). If it was the item's primary label: when the learner had already learnt from it,
+    ``LearnerState.needs_rebuild`` asks the pipeline to rebuild the learner from the remaining
+    labels in their applied order (the learner is corrected exactly, as if the label had never
+    been given: a new model version), and the aggregates (:func:`.stats.record_undo`) lose it.
+    An extra opinion (not primary) never reached the learner: only its row changes.
+    """
+    was_primary = label.primary
+    label.undone_at, label.primary = timezone.now(), False
+    label.save(update_fields=["undone_at", "primary"])
+    if not was_primary:
+        return
+    if label.applied_version is not None:
+        LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+    else:  # the aggregates are written under the state lock only
+        LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
+    stats.record_undo(stats.load(project.pk), label, item.seq, item.prediction)
+
+
 def undo_last_label(project: Project, user: Any) -> Item:
     """Retract ``user``'s last label (see :func:`undoable_label`) and lease its item back to them.
 
-    The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
-    recorded). If the learner had already learnt from it, ``LearnerState.needs_rebuild`` asks
-    the pipeline to rebuild the learner from the remaining labels, in their applied order (the
-    learner is corrected exactly, as if the label had never been given). ValueError when there is
-    nothing to undo. The undo needs ``apply_labels`` (the caller's :func:`.enqueue.labels_changed`).
+    What the retraction does to the label, the learner and the aggregates: :func:`_retract`.
+    ValueError when there is nothing to undo. The undo needs ``apply_labels`` (the caller's
+    :func:`.enqueue.labels_changed`).
     """
     with transaction.atomic():
         label = undoable_label(project, user)
@@ -156,14 +182,43 @@ def undo_last_label(project: Project, user: Any) -> Item:
             raise ValueError("nothing to undo")
         label = Label.objects.select_for_update().get(pk=label.pk)
         item = Item.objects.select_for_update().get(pk=label.item_id)
-        label.undone_at, label.primary = timezone.now(), False
-        label.save(update_fields=["undone_at", "primary"])
-        if label.applied_version is not None:
-            LearnerState.objects.filter(project=project).update(needs_rebuild=True)
-        else:  # the aggregates are written under the state lock only
-            LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
-        stats.record_undo(stats.load(project.pk), label, item.seq, item.prediction)
+        _retract(project, label, item)
         item.status, item.lease_owner = Item.Status.LEASED, user
         item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
         item.save(update_fields=["status", "lease_owner", "lease_expires"])
         return item
+
+
+#: how many of an annotator's own labels the queue lists beside the item (each one changeable)
+RECENT_LABELS = 10
+
+
+def recent_labels(project: Project, user: Any, n: int = RECENT_LABELS) -> list[Label]:
+    """``user``'s last ``n`` labels in ``project`` that are not undone, newest first, each with
+    its item (what the queue lists beside the item; :func:`change_label` changes one)."""
+    return list(Label.objects.filter(project=project, annotator=user, undone_at__isnull=True)
+                .select_related("item").defer("item__data", "item__vector").order_by("-id")[:n])
+
+
+def change_label(project: Project, user: Any, label_id: int, value: Any) -> Label:
+    """Replace ``user``'s label ``label_id`` by one of class ``value``: the old label is retracted
+    exactly as an undo does (:func:`_retract`: a primary label already learnt makes the pipeline
+    rebuild the learner without it, a new model version) and the new one is stored in its place
+    (primary if the old one was, with the old one's annotator seconds); the item keeps its
+    status. Returns the new label, or the old one unchanged when ``value`` is its class already.
+
+    Raises ``Label.DoesNotExist`` for a label that is not ``user``'s in ``project`` or is undone,
+    ValueError when ``value`` is not a class. A primary change needs ``apply_labels`` (the
+    caller's :func:`.enqueue.labels_changed`).
+    """
+    with transaction.atomic():
+        label = Label.objects.select_for_update().get(pk=label_id, project=project, annotator=user,
+                                                      undone_at__isnull=True)
+        cls = project.parse_class(value)
+        if label.value == cls:
+            return label
+        item = Item.objects.select_for_update().get(pk=label.item_id)
+        primary = label.primary
+        _retract(project, label, item)
+        return Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
+                                    seconds=label.seconds, primary=primary)

@@ -73,7 +73,8 @@ WRONG_TOKEN = "wrong token, or no such project"
 
 def _authorized_project(request: HttpRequest, pk: int) -> tuple[Project, Any]:
     """``(project, user)``: ``user`` is None for a caller with the project's token (who sees
-    everything), else the logged-in member. 403 otherwise, the same for a missing project."""
+    everything), else the logged-in member. A wrong token: 403, the same for a missing project;
+    a session: as :func:`.access.project_for` (404 for a non-member, as for a missing project)."""
     header = request.headers.get("Authorization", "")
     if header.startswith("Token "):
         project = Project.objects.filter(pk=pk).first()

@@ -6,10 +6,13 @@ Pages and actions (every one needs a member of the project):
 * ``POST projects/<pk>/items/<item>/label``  store ``value``; answers the next item's panel.
 * ``POST projects/<pk>/items/<item>/skip``   pass on the item (back to the queue for others).
 * ``POST projects/<pk>/undo``        retract my last label and show that item again.
+* ``POST projects/<pk>/labels/<label>/change``  change one of my last labels to ``value``
+  (listed beside the item); answers the current item's panel.
 * ``GET  projects/<pk>/next``        the "all caught up" panel polls this: the next item's
   panel when one waits, else 204 (htmx keeps the page as it is).
 
-htmx requests (``HX-Request``) get the ``_queue_item.html`` panel; plain form posts (no
+htmx requests (``HX-Request``) get the ``_queue_item.html`` panel (and, out of band, the list of
+my last labels beside it); plain form posts (no
 JavaScript) are redirected to the queue page, so the page works without htmx too.
 """
 
@@ -34,9 +37,12 @@ from learners.uploads.svmlight import FIRST_INDEX
 from . import enqueue
 from .access import is_project_admin, project_for
 from .annotation import (
+    RECENT_LABELS,
     DuplicateLabelError,
     LeasedToOtherError,
+    change_label,
     lease_next,
+    recent_labels,
     skip_item,
     submit_label,
     undo_last_label,
@@ -100,12 +106,31 @@ def _lease(project: Project, user: Any) -> Item | None:
     return item
 
 
+def recent_rows(project: Project, user: Any) -> list[dict[str, Any]]:
+    """My last labels (:func:`.annotation.recent_labels`) as the list beside the item shows them:
+    the label, its item's number and a short text of the item (image file name, URL or text,
+    vector size)."""
+    rows = []
+    for lab in recent_labels(project, user):
+        item = lab.item
+        if item.filename:
+            about = item.filename
+        elif item.vector_pairs is not None:
+            about = f"{len(item.vector_pairs)} non-zero features"
+        else:
+            about = item.text
+        rows.append({"label": lab, "seq": item.seq, "about": about})
+    return rows
+
+
 def _panel(request: AppRequest, project: Project, item: Item | None, error: str = "",
-           status: int = 200, can_undo: bool | None = None, saved: Any = None) -> HttpResponse:
+           status: int = 200, can_undo: bool | None = None, saved: Any = None,
+           notice: str = "") -> HttpResponse:
     """Render the item panel (or the whole page for a plain GET of the queue).
 
     ``can_undo``: whether the user has a label to undo, when the caller knows (None: look it up).
     ``saved``: the label value just stored (the panel says "saved"), None after anything else.
+    ``notice``: a confirmation to show (a label changed).
     With no item the panel says why (:func:`.queue.why_idle`).
     """
     if can_undo is None:
@@ -121,6 +146,9 @@ def _panel(request: AppRequest, project: Project, item: Item | None, error: str 
                    if item is not None and item.vector_pairs is not None else None),
         "idle": why_idle(project) if item is None else None,
         "saved": saved,
+        "notice": notice,
+        "recent": recent_rows(project, request.user), "recent_max": RECENT_LABELS,
+        "recent_oob": bool(request.htmx),  # the list beside the panel is swapped out of band
         "is_admin": not request.htmx and is_project_admin(request.user, project),  # page links only
         "can_upload": item is None and is_project_admin(request.user, project),  # the empty state's link
     }
@@ -212,6 +240,30 @@ def undo(request: AppRequest, pk: int) -> HttpResponse:
     if not request.htmx:
         return redirect("queue", pk=project.pk)
     return _panel(request, project, item)
+
+
+@login_required
+@require_POST
+def change(request: AppRequest, pk: int, label_pk: int) -> HttpResponse:
+    """Change one of my labels to the posted ``value`` (see :func:`.annotation.change_label`:
+    the learner is corrected as an undo corrects it), then show the current item again.
+    Refused: a label that is not mine, not in the project or undone (404), a value that is not
+    a class (400)."""
+    project = project_for(request.user, pk)
+    try:
+        with transaction.atomic():
+            new = change_label(project, request.user, label_pk, request.POST.get("value"))
+            if new.primary and new.pk != label_pk:
+                enqueue.labels_changed(project.pk)
+    except Label.DoesNotExist:
+        raise Http404("no such label of yours in this project") from None
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 400)
+    if not request.htmx:
+        return redirect("queue", pk=project.pk)
+    seq = Item.objects.filter(pk=new.item_id).values_list("seq", flat=True).first()
+    return _panel(request, project, _lease(project, request.user),
+                  notice=f"Item {seq} is now labelled “{new.value}”.")
 
 
 def _refuse(request: AppRequest, project: Project, message: str, status: int) -> HttpResponse:

@@ -8,6 +8,7 @@ urlpatterns = [
     path("projects/<int:pk>/", queue_views.queue, name="queue"),
     path("projects/<int:pk>/next", queue_views.next_item, name="queue-next"),
     path("projects/<int:pk>/undo", queue_views.undo, name="undo"),
+    path("projects/<int:pk>/labels/<int:label_pk>/change", queue_views.change, name="change-label"),
     path("projects/<int:pk>/items/<int:item_pk>/label", queue_views.label, name="label"),
     path("projects/<int:pk>/items/<int:item_pk>/skip", queue_views.skip, name="skip"),
     path("projects/<int:pk>/console", console_views.console, name="console"),
