@@ -32,7 +32,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, Q, When
+from django.db.models import Q
 from django.utils import timezone
 
 from . import stats
@@ -49,29 +49,31 @@ LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires")
 def lease_next(project: Project, user: Any) -> Item | None:
     """Lease the oldest waiting item to ``user`` (or return their live lease); None if none waits.
 
-    One query finds the id of the user's live lease or else of the oldest waiting item they
-    did not skip, and locks that row (rows another transaction holds are skipped: SKIP LOCKED
-    on PostgreSQL). It reads ids only: with ``FOR UPDATE`` the database sorts every candidate
-    before the limit, and whole rows (images, vectors) made that sort spill to disk for large
-    queues. The caller tops the queue up when it runs low (:func:`.enqueue.top_up_if_low`).
+    Two bounded queries, each reading ids only: the user's live lease, else the oldest waiting
+    item they did not skip, locked (rows another transaction holds are skipped: SKIP LOCKED on
+    PostgreSQL). Both walk the partial queue index (``item_queue``) in ``seq`` order and stop
+    at the first match, so the cost does not grow with the queue (issue 18: one query ordered by
+    "mine first, then seq" sorted every waiting item before its limit, 0.5 s for a 50k queue).
+    The chosen row is then set with a compare-and-set ``UPDATE``. The caller tops the queue up
+    when it runs low (:func:`.enqueue.top_up_if_low`).
     """
     with transaction.atomic():
         pk = None
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
-            mine = leased_by_q(user, now)
-            found = (Item.objects.select_for_update(skip_locked=True).filter(project=project)
-                     .filter(mine | (waiting_q(now) & ~Q(skips__annotator=user)))
-                     .order_by(Case(When(mine, then=0), default=1), "seq")
-                     .values_list("pk", Case(When(mine, then=True), default=False)).first())
-            if found is None or found[1]:  # nothing waits, or the user's own live lease
-                pk = found and found[0]
+            items = Item.objects.filter(project=project)
+            pk = items.filter(leased_by_q(user, now)).values_list("pk", flat=True).first()
+            if pk is not None:
                 break
-            if Item.objects.filter(pk=found[0]).filter(waiting_q(now)).update(
+            pk = (items.select_for_update(skip_locked=True).filter(waiting_q(now) & ~Q(skips__annotator=user))
+                  .order_by("seq").values_list("pk", flat=True).first())
+            if pk is None:
+                break
+            if Item.objects.filter(pk=pk).filter(waiting_q(now)).update(
                     status=Item.Status.LEASED, lease_owner=user,
                     lease_expires=now + timedelta(seconds=project.lease_seconds)):
-                pk = found[0]
                 break
+            pk = None
         if pk is None:  # the user waits: the look-ahead counts them (see queue.active_annotators)
             Membership.objects.filter(project=project, user=user).update(last_waited=timezone.now())
         return Item.objects.get(pk=pk) if pk is not None else None

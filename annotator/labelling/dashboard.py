@@ -139,6 +139,7 @@ def dashboard_data(project: Project) -> dict[str, Any]:
     waiting count."""
     key = "dashboard:" + hashlib.sha1(repr(fingerprint(project)).encode()).hexdigest()
     data = cache.get(key)
+    fresh = data is None
     if data is None:
         metrics = project_metrics(project)
         data = {"metrics": metrics, "auto": metrics["seen"] - metrics["queried"],
@@ -150,6 +151,6 @@ def dashboard_data(project: Project) -> dict[str, Any]:
         cache.set(key, data, 300)
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
     # waiting changes with the clock (a lease expires) and with leases, which the fingerprint misses
-    metrics = {**data["metrics"], "waiting": waiting_count(project)}
+    metrics = data["metrics"] if fresh else {**data["metrics"], "waiting": waiting_count(project)}
     return {**data, "metrics": metrics, "health": health(project),
             "since_update": (timezone.now() - state).total_seconds() if state else None}

@@ -228,7 +228,9 @@ class Item(models.Model):
 
     objects = ItemQuerySet.as_manager()
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    # issue 18: no index of its own (the (project, seq) constraint's index serves it): each index
+    # costs every decision a write
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
     seq = models.BigIntegerField(help_text="arrival order within the project (0-based)")
     text = models.TextField(blank=True, default="")
     data = models.BinaryField(null=True, blank=True)
@@ -237,7 +239,7 @@ class Item(models.Model):
     vector = models.BinaryField(null=True, help_text="None once dropped by the retention sweep")
     gold = models.JSONField(null=True, blank=True, help_text="known true class (hidden from annotators)")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+    lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, db_index=False,
                                     on_delete=models.SET_NULL, related_name="leases")
     lease_expires = models.DateTimeField(null=True, blank=True)
     prediction = models.JSONField(null=True, blank=True)
@@ -250,11 +252,18 @@ class Item(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "seq"], name="one_seq_per_project")]
-        # issue 18: no index on the churning status column but this partial one, which holds the
-        # queue only (queued and leased items: a few per annotator), for the lease query and the
-        # waiting counts; pending items are found by seq (decided in seq order, see .stream)
+        # issue 18: no index on the churning status column but partial ones, which hold the queue
+        # only (queued and leased items), for the lease query and the waiting counts; pending
+        # items are found by seq (decided in seq order, see .stream). ``item_leases``: the leased
+        # items alone (a few, one per annotator), for the live leases whatever the queue's length;
+        # ``item_lease_owner``: the foreign key's index without the rows that have no owner (all
+        # but the leased ones), which every status change would otherwise write to
         indexes = [models.Index(fields=["project", "seq"], name="item_queue",
-                                condition=Q(status__in=["queued", "leased"]))]
+                                condition=Q(status__in=["queued", "leased"])),
+                   models.Index(fields=["project", "lease_expires"], name="item_leases",
+                                condition=Q(status="leased")),
+                   models.Index(fields=["lease_owner"], name="item_lease_owner",
+                                condition=Q(lease_owner__isnull=False))]
         ordering = ["project", "seq"]
 
     def __str__(self) -> str:
