@@ -17,7 +17,7 @@ def data_to_parts(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0008_heavy_queue_planner_cost'),
+        ('labelling', '0011_stream_class_counts'),
     ]
 
     operations = [
