@@ -18,7 +18,7 @@ def count_opinions(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0011_stream_class_counts'),
+        ('labelling', '0012_streamed_uploads'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
