@@ -31,7 +31,7 @@ from learners.params import Param
 from learners.uploads import FORMATS, accepts
 from learners.uploads.input_rules import checked_text, parse_json
 
-from .models import Membership, Project
+from .models import OVERLAP_K_MAX, OVERLAP_K_MIN, ConsensusMethod, Membership, Project
 from .planner import MAX_CANDIDATES, candidate_params, check_cost
 
 #: the learner each task starts with (changed in the console)
@@ -201,6 +201,15 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
     ProjectSetting(Param("price_per_label", None, float,
                          "for the label cost on the dashboard (blank = not shown)",
                          low=0.0, high=MAX_PRICE_PER_LABEL), "price per label", blank_is_off=True),
+    ProjectSetting(Param("overlap_fraction", 0.0, float,
+                         "0 = off; e.g. 0.2: each queried item is drawn with probability 0.2 to be "
+                         "labelled by several annotators (docs/teams.md)", low=0.0, high=1.0),
+                   "overlap: fraction of the queried items"),
+    ProjectSetting(Param("overlap_k", OVERLAP_K_MIN, int, "distinct annotators an overlapped item needs",
+                         low=OVERLAP_K_MIN, high=OVERLAP_K_MAX), "overlap: annotators per item"),
+    ProjectSetting(Param("consensus_method", ConsensusMethod.MAJORITY, str,
+                         "how an overlapped item's opinions become the label the learner gets",
+                         choices=tuple(ConsensusMethod.values)), "consensus"),
 )
 
 
@@ -208,8 +217,10 @@ class StreamSettingsForm(AppForm):
     """The fields of :data:`PROJECT_SETTINGS`, initially the project's values."""
 
     def __init__(self, project: Project, data: Any = None) -> None:
+        # a POST without a radio or a required number keeps the project's value (a checkbox cannot:
+        # its absence is "off"; a blank-is-off number's absence is "off")
         defaults = {s.param.name: getattr(project, s.param.name) for s in PROJECT_SETTINGS
-                    if s.param.choices is not None}  # a POST without the radio keeps the state
+                    if s.param.kind is not bool and not s.blank_is_off}
         super().__init__(_with_defaults(data, defaults))
         for s in PROJECT_SETTINGS:
             p, value = s.param, getattr(project, s.param.name)
