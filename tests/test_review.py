@@ -400,3 +400,31 @@ def test_the_audit_interval_covers_the_true_accuracy_in_about_95_percent_of_stre
     covered = sum(simulated_coverage(seed) for seed in range(seeds))
     tolerance = 3 * math.sqrt(0.95 * 0.05 / seeds)  # three binomial standard deviations
     assert abs(covered / seeds - 0.95) <= tolerance, covered
+
+
+def test_the_api_gives_reviews_to_reviewers_and_quality_to_admins(disagreement):
+    project, item, review = disagreement
+    rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
+    ann = client_for(member(project, "ann"))
+    other = text_project(["y"])
+    member(other, "rita", Membership.Role.REVIEWER)
+    assert ann.get(f"/api/projects/{project.pk}/reviews").status_code == 403
+    assert ann.get(f"/api/projects/{project.pk}/quality").status_code == 403
+    assert rita.get(f"/api/projects/{project.pk}/quality").status_code == 403  # admins only
+    outsider = client_for(member(other, "olga", Membership.Role.REVIEWER))
+    assert outsider.get(f"/api/projects/{project.pk}/reviews").status_code == 404
+    rita.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "spam"})
+    answer = rita.get(f"/api/projects/{project.pk}/reviews")
+    assert answer.status_code == 200
+    [row] = answer.json()["reviews"]
+    assert {k: row[k] for k in ("review_id", "item_id", "reason", "value", "decided_by", "model_label")} == {
+        "review_id": review.pk, "item_id": item.pk, "reason": "disagreement", "value": "spam",
+        "decided_by": "rita", "model_label": None}
+    assert answer.json()["next"] is None
+    assert rita.get(f"/api/projects/{project.pk}/reviews?after=x").status_code == 400
+    token = {"HTTP_AUTHORIZATION": f"Token {project.api_token}"}
+    figures = Client().get(f"/api/projects/{project.pk}/quality", **token).json()
+    assert figures["audit"]["n"] == 0
+    assert figures["annotators"] == [  # no gold in the text project; the reviewer settled item 0 as spam
+        {"name": "ann", "gold": None, "consensus": {"correct": 1, "n": 1, "accuracy": 1.0}},
+        {"name": "bob", "gold": None, "consensus": {"correct": 0, "n": 1, "accuracy": 0.0}}]
