@@ -417,3 +417,19 @@ def test_the_api_gives_reviews_to_reviewers_and_quality_to_admins(disagreement):
     assert figures["annotators"] == [  # no gold in the text project; the reviewer settled item 0 as spam
         {"name": "ann", "gold": None, "consensus": {"correct": 1, "n": 1, "accuracy": 1.0}},
         {"name": "bob", "gold": None, "consensus": {"correct": 0, "n": 1, "accuracy": 0.0}}]
+
+
+def test_the_console_sets_the_audit_and_honeypot_rates_within_their_bounds():
+    project = text_project(["x"])
+    boss = client_for(member(project, "boss", Membership.Role.ADMIN))
+    url = f"/projects/{project.pk}/console"
+    too_many = boss.post(url, {"action": "settings", "stream_state": "running", "honeypot_rate": "0.6"})
+    assert too_many.status_code == 400 and b"honeypot_rate must be" in too_many.content
+    assert boss.post(url, {"action": "settings", "stream_state": "running", "audit_rate": "0.05",
+                           "honeypot_rate": "0.1"}).status_code == 302
+    project.refresh_from_db()
+    assert (project.audit_rate, project.honeypot_rate) == (0.05, 0.1)
+    assert {c.field for c in project.changes.all()} >= {"audit_rate", "honeypot_rate"}  # in the history
+    boss.post(url, {"action": "settings", "stream_state": "paused"})  # a form without them keeps them
+    project.refresh_from_db()
+    assert (project.stream_state, project.audit_rate, project.honeypot_rate) == ("paused", 0.05, 0.1)
