@@ -18,10 +18,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 
 
-def _size(page, size: str) -> int:
+def _admin_at(page, live_server, size: str) -> int:
+    """Size the page's screen, log the demo admin in; the screen's width."""
     width, height = SIZES[size]
     page.set_viewport_size({"width": width, "height": height})
+    log_in(page, live_server.url, "admin", "admin-demo")
     return width
+
+
+def _refused(page, form: str, field: str) -> str:
+    """Submit ``#form``; the error text shown at ``field`` of the page that comes back."""
+    page.click(f"#{form} button[type=submit]")
+    page.wait_for_selector(f"#field-{field} .field-error")
+    return page.inner_text(f"#field-{field} .field-error")
 
 
 def _fits(page, width: int) -> None:
@@ -32,8 +41,7 @@ def _fits(page, width: int) -> None:
 def test_console_forms_in_chromium(live_server, chromium_page, size):
     project, _ = create_demo(10)
     page = chromium_page
-    width = _size(page, size)
-    log_in(page, live_server.url, "admin", "admin-demo")
+    width = _admin_at(page, live_server, size)
     page.goto(f"{live_server.url}/projects/{project.pk}/console")
     delta = page.locator("#param-delta")
     # the browser refuses the excluded bound (> 0) with the server's own range text
@@ -48,9 +56,7 @@ def test_console_forms_in_chromium(live_server, chromium_page, size):
     page.evaluate("document.getElementById('learner-form').noValidate = true")
     delta.fill("0")
     page.fill("#param-C", "3")
-    page.click("#learner-form button[type=submit]")
-    page.wait_for_selector("#field-param-delta .field-error")
-    assert "delta must be a number > 0" in page.inner_text("#field-param-delta .field-error")
+    assert "delta must be a number > 0" in _refused(page, "learner-form", "param-delta")
     assert page.input_value("#param-delta") == "0" and page.input_value("#param-C") == "3"
     _fits(page, width)
     screenshot(page, f"forms/console-error-{size}")
@@ -67,8 +73,7 @@ def test_console_forms_in_chromium(live_server, chromium_page, size):
     # the stream form: a budget both ways is refused at its field
     page.fill("#budget_ratio", "0.1")
     page.fill("#budget_per_day", "50")
-    page.click("#settings-form button[type=submit]")
-    page.wait_for_selector("#field-budget_per_day .field-error")
+    assert "not both" in _refused(page, "settings-form", "budget_per_day")
     assert page.input_value("#budget_ratio") == "0.1"
     page.locator("#settings-form").scroll_into_view_if_needed()
     _fits(page, width)
@@ -84,16 +89,13 @@ def test_console_forms_in_chromium(live_server, chromium_page, size):
 def test_new_project_and_upload_errors_in_chromium(live_server, chromium_page, size, tmp_path):
     project, _ = create_demo(5)
     page = chromium_page
-    width = _size(page, size)
-    log_in(page, live_server.url, "admin", "admin-demo")
+    width = _admin_at(page, live_server, size)
     page.goto(f"{live_server.url}/projects/new")
     page.fill("#name", "fraud")
     page.select_option("#task", "cost-sensitive")
     page.select_option("#item_kind", "text")
     page.fill("#classes", "ok, fraud, unsure")
-    page.click("#new-project-form button[type=submit]")
-    page.wait_for_selector("#field-classes .field-error")
-    assert "exactly two classes (got 3)" in page.inner_text("#field-classes .field-error")
+    assert "exactly two classes (got 3)" in _refused(page, "new-project-form", "classes")
     assert page.input_value("#name") == "fraud" and page.input_value("#task") == "cost-sensitive"
     _fits(page, width)
     screenshot(page, f"forms/new-project-error-{size}")
@@ -102,9 +104,7 @@ def test_new_project_and_upload_errors_in_chromium(live_server, chromium_page, s
     page.goto(f"{live_server.url}/projects/{project.pk}/upload")
     page.evaluate("document.getElementById('upload-file').removeAttribute('accept')")
     page.set_input_files("#upload-file", str(bad))
-    page.click("#upload-form button[type=submit]")
-    page.wait_for_selector("#field-file .field-error")
-    assert "unsupported file type '.pdf'" in page.inner_text("#field-file .field-error")
+    assert "unsupported file type '.pdf'" in _refused(page, "upload-form", "file")
     _fits(page, width)
     screenshot(page, f"forms/upload-error-{size}")
 
@@ -113,8 +113,7 @@ def test_new_project_and_upload_errors_in_chromium(live_server, chromium_page, s
 def test_planner_keeps_the_settings_tried_in_chromium(live_server, chromium_page, size):
     project, _ = create_demo(80)
     page = chromium_page
-    width = _size(page, size)
-    log_in(page, live_server.url, "admin", "admin-demo")
+    width = _admin_at(page, live_server, size)
     page.goto(f"{live_server.url}/projects/{project.pk}/planner")
     page.fill("input[name=runs]", "3")
     page.click("#planner-form button[type=submit]")

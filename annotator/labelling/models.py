@@ -377,8 +377,10 @@ class BackgroundJob:
 class ImportJob(BackgroundJob, models.Model):
     """An upload being imported by a worker: progress for the page, then the outcome.
 
-    ``data`` holds the uploaded file until the import finishes (in the database so that a
-    worker on another host can read it); it is cleared afterwards.
+    The uploaded file (``size`` bytes) is held in :class:`UploadPart` rows until the import
+    finishes (in the database so that a worker on another host can read it, in parts so that
+    neither side holds it whole); they are deleted afterwards. ``done`` counts the items
+    stored so far: an import is written in chunks, each committed with its count (issue 18).
     """
 
     class Status(models.TextChoices):
@@ -391,7 +393,7 @@ class ImportJob(BackgroundJob, models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     filename = models.CharField(max_length=255)
-    data = models.BinaryField(null=True)
+    size = models.PositiveBigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
@@ -408,6 +410,18 @@ class ImportJob(BackgroundJob, models.Model):
 
     def __str__(self) -> str:
         return f"import {self.filename} ({self.status})"
+
+
+class UploadPart(models.Model):
+    """One consecutive piece of an :class:`ImportJob`'s file, ``index`` 0, 1, ... in file order
+    (written and read by :mod:`.ingest.upload_file`)."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="parts")
+    index = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="upload_part_order")]
 
 
 class Skip(models.Model):
