@@ -2,9 +2,10 @@
 
 * The waiting count read from the counters (queues longer than ``queue.COUNT_CAP``) equals the
   rows it stands for, through leases, expired leases, labels applied or not, skips and undos.
-* The label + next request, the metrics API and the dashboard issue the same SQL statements on a
-  stream ten times longer with a queue ten times longer; on PostgreSQL they also read the same
-  number of item rows (``pg_stat_xact_user_tables``: rows the transaction fetched).
+* The label + next request, the metrics API, the dashboard and the model export issue the same SQL
+  statements on a stream ten times longer with a queue ten times longer; on PostgreSQL they also
+  read the same number of item rows (``pg_stat_xact_user_tables``: rows the transaction fetched),
+  the export only those of the labels not applied yet.
 
 Counts, never timings: the timings are benchmarks/scale.py's (benchmarks/SCALE.md).
 """
@@ -99,6 +100,7 @@ def costs(n: int, rows: bool = False) -> dict[str, int]:
                                             {"value": item.gold}, **HX),
         "metrics": lambda: board.get(f"/api/projects/{project.pk}/metrics"),
         "dashboard": lambda: board.get(f"/projects/{project.pk}/dashboard/panel", **HX),
+        "model export": lambda: board.get(f"/projects/{project.pk}/export/model.npz"),
     }
     out = {}
     for name, request in requests.items():
@@ -134,3 +136,4 @@ def test_the_hot_requests_read_as_many_item_rows_on_a_ten_times_longer_queue(ser
     for name in small:
         assert large[name] <= small[name] + 5, (name, small, large)
         assert large[name] < 200, (name, large)  # a tenth of the queue at most
+    assert large["model export"] <= 1, large  # the item of the one label not applied yet
