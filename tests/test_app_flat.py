@@ -137,3 +137,34 @@ def test_the_hot_requests_read_as_many_item_rows_on_a_ten_times_longer_queue(ser
         assert large[name] <= small[name] + 5, (name, small, large)
         assert large[name] < 200, (name, large)  # a tenth of the queue at most
     assert large["model export"] <= 1, large  # the item of the one label not applied yet
+
+
+@pytest.mark.django_db
+def test_a_label_given_during_a_backlog_commits_its_model_version_before_the_next_chunk(monkeypatch):
+    """Label -> new model version while a backlog is decided: the transaction that applies the
+    label decides at most ``AFTER_LABELS`` items, then commits (the new version is visible), and
+    the next chunks go on at full size; every decision after the label used the newer model."""
+    from annotator.labelling import pipeline
+
+    monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 20)
+    monkeypatch.setattr(pipeline, "AFTER_LABELS", 4)
+    monkeypatch.setattr(pipeline, "CHUNK_SECONDS", 1e6)  # sizes by count here, never by the clock
+    project = digits_project(60, look_ahead=1000, params={"query": "random", "p": 0.5})
+    user = member(project, "ann")
+    steps: list[tuple[int, int]] = []
+    run_once = pipeline._run_once
+
+    def chunk_then_label(project_id, limit):
+        ran = run_once(project_id, limit)
+        steps.append((ran[0].applied, ran[0].decided))
+        if len(steps) == 2:  # between two chunks, outside any transaction
+            item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
+            submit_label(project, item.pk, user, item.gold)
+        return ran
+
+    monkeypatch.setattr(pipeline, "_run_once", chunk_then_label)
+    update_project(project.pk)
+    assert steps == [(0, 4), (0, 20), (1, 4), (0, 20), (0, 12)], steps
+    versions = list(Item.objects.filter(project=project).order_by("seq")
+                    .values_list("model_version", flat=True))
+    assert versions == [0] * 24 + [1] * 36
