@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from annotator.labelling.models import ImportJob, Item, Label, Membership, PlannerRun
+from annotator.labelling.models import ImportJob, Item, Label, Membership, PlannerRun, Review
 from annotator.labelling.pipeline import update_project
 
 from .support.app import ROOT, digits_project, member
@@ -37,6 +37,9 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "item-image": ("get", (LOGIN, 404, 200, 200)),
     "upload": ("get", (LOGIN, 404, 403, 200)),
     "import-job": ("get", (LOGIN, 404, 403, 200)),
+    "review": ("get", (LOGIN, 404, 403, 200)),  # reviewers and admins (tests/test_review.py)
+    "review-next": ("get", (LOGIN, 404, 403, 200)),
+    "review-decide": ("post", (LOGIN, 404, 403, 400)),  # no value posted
     "console": ("get", (LOGIN, 404, 403, 200)),
     "console-params": ("get", (LOGIN, 404, 403, 200)),
     "planner": ("get", (LOGIN, 404, 403, 200)),
@@ -103,8 +106,9 @@ def world(db):
                                     status="done", results=[])
     theirs = Label.objects.create(item=item, project=project, annotator=member(project, "carol"),
                                   value=project.classes[0], primary=False)  # an opinion: item unchanged
+    review = Review.objects.create(project=project, item=item, reason=Review.Reason.DISAGREEMENT)
     kwargs = {"pk": project.pk, "item_pk": item.pk, "label_pk": theirs.pk, "job_pk": job.pk, "run_pk": run.pk,
-              "index": 0, "uidb64": "MQ", "token": "set-password"}
+              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password"}
     return project, users, kwargs
 
 

@@ -26,6 +26,13 @@ def is_project_admin(user: Any, project: Project) -> bool:
         user=user, project=project, role=Membership.Role.ADMIN).exists()
 
 
+def may_review(user: Any, project: Project) -> bool:
+    """Whether ``user`` may use the project's review queue (docs/teams.md, "Review"): staff, and
+    members with the reviewer or the admin role; never annotators."""
+    return user.is_staff or Membership.objects.filter(
+        user=user, project=project, role__in=[Membership.Role.REVIEWER, Membership.Role.ADMIN]).exists()
+
+
 def sees_predictions(user: Any, project: Project) -> bool:
     """Whether ``user`` (a member) may see the model's guesses, scores and query probabilities:
     project admins always, annotators when the project shows its guess to them."""

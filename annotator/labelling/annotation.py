@@ -37,7 +37,8 @@ from django.utils import timezone
 
 from . import stats
 from .faults import hold_point
-from .models import Item, Label, LearnerState, Membership, Project, Skip, leased_by_q, waiting_q
+from .honeypots import honeypot_of, maybe_serve, open_honeypot
+from .models import Honeypot, Item, Label, LearnerState, Membership, Project, Skip, leased_by_q, waiting_q
 
 #: Attempts at the compare-and-set before giving up (other annotators took the candidates).
 LEASE_ATTEMPTS = 5
@@ -56,19 +57,32 @@ def lease_next(project: Project, user: Any) -> Item | None:
     "mine first, then seq" sorted every waiting item before its limit, 0.5 s for a 50k queue).
     The chosen row is then set with a compare-and-set ``UPDATE``. The caller tops the queue up
     when it runs low (:func:`.enqueue.top_up_if_low`).
+
+    Honeypots (:mod:`.honeypots`): the user's open honeypot comes first; when a waiting item
+    would be leased, a honeypot is served instead with the project's ``honeypot_rate``.
     """
     with transaction.atomic():
-        pk = None
+        honeypot = open_honeypot(project, user)
+        if honeypot is not None:
+            return honeypot
+        pk, drawn = None, False
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
             items = Item.objects.filter(project=project)
             pk = items.filter(leased_by_q(user, now)).values_list("pk", flat=True).first()
             if pk is not None:
                 break
-            pk = (items.select_for_update(skip_locked=True).filter(waiting_q(now) & ~Q(skips__annotator=user))
-                  .order_by("seq").values_list("pk", flat=True).first())
-            if pk is None:
+            found = (items.select_for_update(skip_locked=True)
+                     .filter(waiting_q(now) & ~Q(skips__annotator=user))
+                     .order_by("seq").values_list("pk", "seq").first())
+            if found is None:
                 break
+            pk = found[0]
+            if not drawn:  # one draw per lease: a honeypot in place of the waiting item
+                drawn = True
+                honeypot = maybe_serve(project, user, found[1])
+                if honeypot is not None:
+                    return honeypot
             if Item.objects.filter(pk=pk).filter(waiting_q(now)).update(
                     status=Item.Status.LEASED, lease_owner=user,
                     lease_expires=now + timedelta(seconds=project.lease_seconds)):
@@ -95,12 +109,20 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
     value is not a class or the item was never queried, :class:`LeasedToOtherError` when
     another annotator holds a live lease on it and :class:`DuplicateLabelError` when ``user``
     already labelled it; nothing is stored then. A ``primary`` label needs ``apply_labels``
-    (the caller's :func:`.enqueue.labels_changed`).
+    (the caller's :func:`.enqueue.labels_changed`). The answer to ``user``'s open honeypot on the
+    item is a non-primary label linked to the honeypot (``seconds`` since it was served).
     """
     cls = project.parse_class(value)
     with transaction.atomic():
         now = timezone.now()
         item = Item.objects.select_for_update().only(*LEASE_FIELDS).get(pk=item_id, project=project)
+        honeypot = Honeypot.objects.filter(item_id=item.pk, annotator=user, label__isnull=True).first()
+        if honeypot is not None:
+            honeypot.label = Label.objects.create(
+                item_id=item.pk, project=project, annotator=user, value=cls, primary=False,
+                seconds=max(0.0, (now - honeypot.served).total_seconds()))
+            honeypot.save(update_fields=["label"])
+            return honeypot.label
         if item.status not in LABELABLE:
             raise ValueError(f"item {item.pk} was not queried (status {item.status})")
         if item.has_live_lease(now) and item.lease_owner_id != user.pk:
@@ -127,10 +149,14 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
 def skip_item(item: Item, user: Any) -> None:
     """``user`` passes on the item they lease: it returns to the queue for the other annotators.
 
-    ValueError when ``user`` does not hold the item's lease.
+    ValueError when ``user`` does not hold the item's lease. Skipping an open honeypot closes it
+    (it is not served to ``user`` again).
     """
     with transaction.atomic():
         item = Item.objects.select_for_update().get(pk=item.pk)
+        if Honeypot.objects.filter(item=item, annotator=user, label__isnull=True).delete()[0]:
+            Skip.objects.get_or_create(item=item, annotator=user)
+            return
         if item.status != Item.Status.LEASED or item.lease_owner_id != user.pk:
             raise ValueError(f"item {item.pk} is not leased to you")
         Skip.objects.get_or_create(item=item, annotator=user)
@@ -138,13 +164,17 @@ def skip_item(item: Item, user: Any) -> None:
         item.save(update_fields=["status", "lease_owner", "lease_expires"])
 
 
+def undoable(label: Label) -> bool:
+    """Whether ``label`` can be undone if it is its annotator's latest: not undone, and the
+    item's label (primary) or the answer to a honeypot."""
+    return label.undone_at is None and (label.primary or honeypot_of(label) is not None)
+
+
 def undoable_label(project: Project, user: Any) -> Label | None:
-    """The label ``user`` may undo: their latest label in the project, if it is still the
-    item's label (primary) and not undone. Older labels cannot be undone (one step back)."""
+    """The label ``user`` may undo: their latest label in the project, if :func:`undoable`.
+    Older labels cannot be undone (one step back)."""
     label = Label.objects.filter(project=project, annotator=user).order_by("-id").first()
-    if label is None or not label.primary or label.undone_at is not None:
-        return None
-    return label
+    return label if label is not None and undoable(label) else None
 
 
 def _retract(project: Project, label: Label, item: Item) -> None:
@@ -176,7 +206,9 @@ def undo_last_label(project: Project, user: Any) -> Item:
 
     What the retraction does to the label, the learner and the aggregates: :func:`_retract`.
     ValueError when there is nothing to undo. The undo needs ``apply_labels`` (the caller's
-    :func:`.enqueue.labels_changed`).
+    :func:`.enqueue.labels_changed`). The answer to a honeypot is undone the same way for the
+    user; the honeypot is theirs again (the item, never queued, keeps its status and the learner
+    never had the label).
     """
     with transaction.atomic():
         label = undoable_label(project, user)
@@ -184,6 +216,9 @@ def undo_last_label(project: Project, user: Any) -> Item:
             raise ValueError("nothing to undo")
         label = Label.objects.select_for_update().get(pk=label.pk)
         item = Item.objects.select_for_update().get(pk=label.item_id)
+        if Honeypot.objects.filter(label=label).update(label=None):
+            _retract(project, label, item)  # not primary: only its row changes
+            return item
         _retract(project, label, item)
         item.status, item.lease_owner = Item.Status.LEASED, user
         item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
@@ -222,5 +257,7 @@ def change_label(project: Project, user: Any, label_id: int, value: Any) -> Labe
         item = Item.objects.select_for_update().get(pk=label.item_id)
         primary = label.primary
         _retract(project, label, item)
-        return Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
-                                    seconds=label.seconds, primary=primary)
+        new = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
+                                   seconds=label.seconds, primary=primary)
+        Honeypot.objects.filter(label=label).update(label=new)  # a honeypot's answer stays linked
+        return new

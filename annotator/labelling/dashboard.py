@@ -1,11 +1,13 @@
 """What the live dashboard shows: numbers, worker health and curves (inline SVG), per project.
 
 :func:`dashboard_data` adds to :func:`.metrics.project_metrics` the per-annotator figures, the
-agreement between annotators (:func:`.agreement.project_agreement`, shown to admins only), the
-label cost, the worker health and the curves. It is polled every 2 s, so it is cached per
-process and recomputed only when the project changed: the key is the learner state's
-revision (bumped by every pipeline save: labels applied, items decided) plus the newest label
-id (labels stored but not applied yet) and the newest heartbeat.
+agreement between annotators (:func:`.agreement.project_agreement`) and the annotators' quality
+(:func:`.quality.annotator_quality`), both shown to admins only, the audit of the model's own
+labels (:func:`.audit.audit_estimate`), the label cost, the worker health and the curves. It is
+polled every 2 s, so it is cached per process and recomputed only when the project changed:
+the key is the learner state's revision (bumped by every pipeline save: labels applied, items
+decided) plus the newest label id (labels stored but not applied yet), the newest review and
+review decision, and the newest heartbeat.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
 
 from .agreement import project_agreement
+from .audit import audit_estimate
 from .metrics import aggregates, project_metrics
-from .models import Item, Label, LearnerState, Project
+from .models import Item, Label, LearnerState, Project, Review
+from .quality import annotator_quality
 from .queue import waiting_count
 from .workers import queue_health
 
@@ -131,7 +135,8 @@ def fingerprint(project: Project) -> tuple:
     """Changes whenever anything the dashboard shows (but the clock) changes."""
     revision = LearnerState.objects.filter(project=project).values_list("revision", flat=True).first()
     newest_label = Label.objects.filter(project=project).aggregate(m=Max("id"), u=Max("undone_at"))
-    return (project.pk, revision, newest_label["m"], newest_label["u"])
+    reviews = Review.objects.filter(project=project).aggregate(m=Max("id"), d=Max("decided_at"))
+    return (project.pk, revision, newest_label["m"], newest_label["u"], reviews["m"], reviews["d"])
 
 
 def dashboard_data(project: Project) -> dict[str, Any]:
@@ -148,6 +153,8 @@ def dashboard_data(project: Project) -> dict[str, Any]:
                 "cost": None if project.price_per_label is None
                 else project.price_per_label * metrics["labels"]}
         data["agreement"] = project_agreement(project)
+        data["quality"] = annotator_quality(project)
+        data["audit"] = audit_estimate(project)
         cache.set(key, data, 300)
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
     # waiting changes with the clock (a lease expires) and with leases, which the fingerprint misses

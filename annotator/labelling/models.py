@@ -75,6 +75,10 @@ class Project(models.Model):
     retention_days = models.PositiveIntegerField(
         null=True, blank=True, help_text="drop the raw content and vector of items decided and not "
         "queried this many days ago (their decision log stays); None = keep everything")
+    audit_rate = models.FloatField(default=0.0, help_text="fraction in [0, 1] of the items the model "
+                                   "decides alone that are sent to reviewers (audit); 0 = no audit")
+    honeypot_rate = models.FloatField(default=0.0, help_text="fraction in [0, 0.5] of the items served to "
+                                      "annotators that are known-gold items (not told which); 0 = none")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -131,6 +135,7 @@ class Membership(models.Model):
     class Role(models.TextChoices):
         ANNOTATOR = "annotator"
         ADMIN = "admin"
+        REVIEWER = "reviewer"  # decides disagreements and audits in the review queue (docs/teams.md)
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
@@ -248,6 +253,8 @@ class Item(models.Model):
     queried = models.BooleanField(null=True, blank=True)
     model_version = models.BigIntegerField(null=True, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    audit_prob = models.FloatField(null=True, blank=True, help_text="auto items decided while the project "
+                                   "audited: the probability it was sent to reviewers (None otherwise)")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -504,3 +511,55 @@ class StreamStats(models.Model):
     checkpoints = models.JSONField(default=list)
     retained_from = models.BigIntegerField(default=0, help_text="the retention sweep dropped the "
                                            "content of the auto items with seq below this")
+
+
+class Review(models.Model):
+    """An item in the review queue (docs/teams.md, "Review"): a disagreement between annotators or
+    an audit of an auto-decision. Reviewers lease one at a time like annotators lease items; the
+    decision (``value``, ``decided_by``, ``decided_at``) is final.
+
+    ``sample_prob``: for an audit, the probability with which the item was sampled (its
+    ``Item.audit_prob``); None for a disagreement.
+    """
+
+    class Reason(models.TextChoices):
+        DISAGREEMENT = "disagreement"
+        AUDIT = "audit"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="reviews")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reviews")
+    reason = models.CharField(max_length=12, choices=Reason.choices)
+    sample_prob = models.FloatField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.SET_NULL, related_name="review_leases")
+    lease_expires = models.DateTimeField(null=True, blank=True)
+    value = models.JSONField(null=True, blank=True, help_text="the reviewer's class (None while open)")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="reviews_decided")
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "reason"], name="one_review_per_reason")]
+        indexes = [models.Index(fields=["project", "decided_at"])]
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.reason} of {self.item}"
+
+
+class Honeypot(models.Model):
+    """A known-gold item served to an annotator as if it were queued (docs/teams.md,
+    "Honeypots"); ``label`` is their answer (a non-primary :class:`Label`), None while open."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="honeypots")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="honeypots")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                  related_name="honeypots")
+    served = models.DateTimeField(auto_now_add=True)
+    label = models.OneToOneField(Label, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="honeypot")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"],
+                                               name="one_honeypot_per_annotator")]

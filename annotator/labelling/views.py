@@ -22,7 +22,7 @@ from learners.uploads.svmlight import FIRST_INDEX, parse_svmlight
 from learners.uploads.tabular import GOLD_KEYS, content_keys, parse_csv, parse_jsonl
 
 from . import export
-from .access import is_project_admin, project_for, visible_projects
+from .access import is_project_admin, may_review, project_for, visible_projects
 from .enqueue import import_upload
 from .models import ImportJob, Item, Project
 from .queue import waiting_count
@@ -32,8 +32,10 @@ from .web import AppRequest, image_type
 @login_required
 @require_GET
 def project_list(request: AppRequest) -> HttpResponse:
-    """My projects with the number of items waiting (and console links for the ones I manage)."""
-    rows = [(p, waiting_count(p), is_project_admin(request.user, p)) for p in visible_projects(request.user)]
+    """My projects with the number of items waiting (and console links for the ones I manage,
+    review links for the ones I review)."""
+    rows = [(p, waiting_count(p), is_project_admin(request.user, p), may_review(request.user, p))
+            for p in visible_projects(request.user)]
     return render(request, "labelling/project_list.html", {"rows": rows})
 
 
