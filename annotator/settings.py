@@ -17,6 +17,7 @@ Environment variables (all optional for local development):
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
 * ``CELERY_HEAVY_QUEUE``: queue of imports and planner runs (default ``<queue>-heavy``).
 * ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
+* ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
 * ``MAX_UPLOAD_BYTES``: largest accepted upload (default 50 MB).
@@ -93,6 +94,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # inside CSP and auth: the app's 404 page (with its navigation) even under DEBUG
+    "annotator.labelling.not_found.NotFoundPageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -259,6 +262,9 @@ CELERY_BEAT_SCHEDULE = {
 #: The delta planner refuses a run whose cost (items x candidates x permutations, the number of
 #: item steps it replays) is above this (issue 15: a text project took 25 min and 10 GB).
 PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
+#: The dashboard's random-querying baseline (labelling/baseline.py, docs/cost.md) replays at most
+#: this many items with a gold class, 3 times, cached until they grow by a tenth.
+BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
 
 
 

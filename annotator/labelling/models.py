@@ -484,6 +484,8 @@ class StreamStats(models.Model):
     ``gold_n`` / ``gold_correct``: decided items with a gold class / right predictions among them.
     ``labels``, ``labels_correct``, ``seconds_sum``, ``seconds_n``: applied primary labels, the
     ones equal to the logged prediction, and their annotator seconds (labels with a time).
+    ``label_classes`` / ``auto_classes``: the applied primary labels per class and the items
+    decided without a query per predicted class (keys: the class as text).
     ``frontier``: the importance-weighted estimate covers the items with ``seq < frontier``
     (the stream before the first queried item without an applied label); ``iw_seen``: those
     items less the skipped queried ones, ``iw_m``: labelled queried items among them,
@@ -511,6 +513,10 @@ class StreamStats(models.Model):
     checkpoints = models.JSONField(default=list)
     retained_from = models.BigIntegerField(default=0, help_text="the retention sweep dropped the "
                                            "content of the auto items with seq below this")
+    label_classes = models.JSONField(default=dict, help_text="applied primary labels per class "
+                                     "({str(class): count}), the dashboard's class distribution")
+    auto_classes = models.JSONField(default=dict, help_text="items decided and not queried per "
+                                    "predicted class ({str(class): count})")
 
 
 class Review(models.Model):
