@@ -35,13 +35,14 @@ from .vectors import decode
 
 log = logging.getLogger(__name__)
 
-#: Most decisions per transaction: at 10,000 decisions/s the lock is held about 0.2 s at a time.
-DECIDE_CHUNK = 2000
-#: Seconds a chunk's decisions should take (labels given meanwhile wait that long plus the chunk's
-#: fixed costs: loading and saving the learner and the aggregates).
-CHUNK_SECONDS = 0.3
-#: Most decisions in a transaction that applied labels, and the first chunk's size: a label's top-up
-#: (the queue lost one item) needs about 1 / query ratio decisions.
+#: Most decisions per transaction.
+DECIDE_CHUNK = 10_000
+#: Seconds a chunk's decisions should take: each chunk has fixed costs (saving the learner, 2 MB
+#: for hashed text features, took 0.25 s on a loaded machine), which longer chunks share out.
+CHUNK_SECONDS = 1.0
+#: Decisions between two looks for a waiting label within a chunk (a label stops the chunk), the
+#: most decisions in a transaction that applied labels and the first chunk's size: a label's
+#: top-up (the queue lost one item) needs about 1 / query ratio decisions.
 AFTER_LABELS = 100
 #: Parameters a learner can change mid-stream (``Learner.set_params``); others need a rebuild.
 MID_STREAM = ("delta", "p", "query")
@@ -118,13 +119,12 @@ def apply_labels(lk: Locked, counts: StreamStats) -> int:
 def update_project(project_id: int) -> Outcome | None:
     """Steps 1-4 of the module docstring; None if the project is gone.
 
-    A backlog is decided in chunks, one transaction each, sized to hold the state lock about
-    :data:`CHUNK_SECONDS` (plus its fixed costs) at the decision rate of the chunk before (between
-    :data:`AFTER_LABELS` and :data:`DECIDE_CHUNK` items): the lock is released between chunks, so
-    a label request (and the next chunk's step 2, which applies the labels given meanwhile) gets
-    in between. A transaction that applied labels decides at most :data:`AFTER_LABELS` items, so
-    the new model version commits at once rather than after a whole chunk (issue 18: label -> new
-    model version within a second while a backlog is decided).
+    A backlog is decided in chunks, one transaction each, sized to decide for about
+    :data:`CHUNK_SECONDS` at the decision rate of the chunk before (between :data:`AFTER_LABELS`
+    and :data:`DECIDE_CHUNK` items); a chunk stops early when a label waits (:func:`_decide`), and
+    the next transaction applies it and decides at most :data:`AFTER_LABELS` items, so the new
+    model version commits at once rather than after a whole chunk (issue 18: label -> new model
+    version within a second while a backlog is decided).
     """
     total: Outcome | None = None
     limit = AFTER_LABELS
@@ -159,10 +159,26 @@ def _run_once(project_id: int, limit: int) -> tuple[Outcome, float] | None:
         if applied:
             hold_point("APPLY")
         started = time.perf_counter()
-        decided = stream.advance(lk, counts, min(limit, AFTER_LABELS) if applied else limit)
+        decided = _decide(lk, counts, min(limit, AFTER_LABELS) if applied else limit)
         seconds = time.perf_counter() - started
         if reconfigured or applied or decided:
             stats.advance_frontier(counts, lk.state.n_decided)
             counts.save()
             lk.save()
         return Outcome(applied, decided, reconfigured, lk.state.version), seconds
+
+
+def _decide(lk: Locked, counts: StreamStats, limit: int) -> int:
+    """Step 3: :func:`.stream.advance` at most ``limit`` items, :data:`AFTER_LABELS` at a time,
+    stopping early when a label waits to be applied (the caller commits; the next transaction
+    applies it), so a label given during a chunk waits for at most :data:`AFTER_LABELS` decisions
+    and the chunk's commit."""
+    decided = 0
+    while decided < limit:
+        step = min(AFTER_LABELS, limit - decided)
+        done = stream.advance(lk, counts, step)
+        decided += done
+        if done < step or Label.objects.filter(project_id=lk.state.project_id, primary=True,
+                                                applied_version__isnull=True).exists():
+            break
+    return decided
