@@ -224,8 +224,12 @@ def run_size(n: int, pairs, worker_log: Path) -> dict[str, float]:
               f"p95 {out['label_to_model_p95_ms']:.0f} ms ({sum(backlog_seen)} of {len(waits)} labels while "
               "the backlog was being decided)", flush=True)
     finally:
-        worker.terminate()
-        worker.wait(timeout=60)
+        worker.terminate()  # a warm shutdown: the worker first finishes the backlog it decides
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait(timeout=60)
     out["load_5min_start"], out["load_5min_end"] = load_before, os.getloadavg()[1]
     return out
 
