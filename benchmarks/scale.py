@@ -11,7 +11,8 @@ synthetic 8-word texts without the dataset):
 * JSON API ingest: N items POSTed through the API view (Django test client, batches of
   ``API_MAX_BATCH``), items/s;
 * decide: the pipeline decides the N-item backlog in this process (look-ahead N), items/s;
-* dashboard (cache cleared, so everything but the cache is recomputed) and the metrics API:
+* dashboard recomputed as after a change of the project (a new fingerprint: everything but the
+  cost view's day-long cache, whose first computation is reported apart) and the metrics API:
   median of 5, ms;
 * ``export_model``: the peak resident memory of a fresh process that exports the model, MB;
 * label + next round trip: an annotator labels 200 items through the queue view (the worker
@@ -120,6 +121,7 @@ def run_size(n: int, pairs, worker_log: Path) -> dict[str, float]:
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.core.cache import cache
+    from django.db.models import F
     from django.test import Client
 
     from annotator.labelling.dashboard import dashboard_data
@@ -158,8 +160,13 @@ def run_size(n: int, pairs, worker_log: Path) -> dict[str, float]:
     board = Client()
     board.force_login(admin)
     dash, met = [], []
+    cache.clear()
+    t0 = time.perf_counter()
+    dashboard_data(project)  # the first one also replays the cost view's baseline (cached for a day)
+    out["dashboard_first_ms"] = 1e3 * (time.perf_counter() - t0)
     for _ in range(5):
-        cache.clear()
+        # as when the project changed (a label, a decision): a new fingerprint, so a recompute
+        LearnerState.objects.filter(project=project).update(revision=F("revision") + 1)
         t0 = time.perf_counter()
         dashboard_data(project)
         dash.append(time.perf_counter() - t0)
@@ -262,7 +269,8 @@ def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, sou
         r = results[n]
         lines.append(f"- {size(n)}: round trip p50 {r['round_trip_p50_ms']:.1f} ms; label -> model p50 "
                      f"{r['label_to_model_p50_ms']:.0f} ms, {r['labels_during_backlog']:.0f} of 50 labels "
-                     f"while pending backlog items remained; load average {r['load_5min_start']:.1f} -> "
+                     f"while pending backlog items remained; dashboard with the cost view's first replay "
+                     f"{r['dashboard_first_ms']:,.0f} ms; load average {r['load_5min_start']:.1f} -> "
                      f"{r['load_5min_end']:.1f}")
     big = max(sizes)
     r = results[big]
