@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from annotator.labelling.ingest import run_job
+from annotator.labelling.ingest import new_job, run_job
 from annotator.labelling.models import ImportJob, Item, Label, Membership, Project
 from annotator.labelling.pipeline import update_project
 
@@ -69,7 +69,10 @@ UPLOADS = [
     ("csv-empty-cell", "text", "a.csv", b"text,label\nhello,ham\n,spam\n", "line 3"),
     ("csv-label-outside", "text", "a.csv", b"text,label\nhello,ham\nbuy now,eggs\n", "line 3: label"),
     ("csv-ragged-row", "text", "a.csv", b"text,label\nhello,ham,extra\n", "line 2: 3 fields"),
-    ("csv-binary", "text", "a.csv", bytes(range(256)) * 4, "not valid UTF-8"),
+    # read as a stream: the first line (bytes 0-10, valid UTF-8) is refused as a header before
+    # the bytes that are not UTF-8 are reached
+    ("csv-binary", "text", "a.csv", bytes(range(256)) * 4, "line 1: the header needs a 'text' column"),
+    ("csv-binary-later", "text", "a.csv", b"text\nok\n" + bytes(range(128, 256)), "line 3: not valid UTF-8"),
     ("csv-whitespace-only", "text", "a.csv", b"   \n\n", "line 1"),
     ("csv-unclosed-quote", "text", "a.csv", b'text,label\n"never closed,ham\n', "line"),
     ("jsonl-invalid-json", "text", "a.jsonl", b'{"text": "ok"}\n{"text": oops}\n', "line 2: invalid JSON"),
@@ -178,13 +181,18 @@ def test_upload_over_the_limit_is_refused(settings):
     assert not ImportJob.objects.exists()
 
 
-def test_a_2_gb_claim_is_refused_before_the_body_is_read():
+def test_a_claim_above_the_limit_is_refused_before_the_body_is_read(settings):
     project = text_project()
     client = _admin_client(project)
     response = client.generic("POST", f"/projects/{project.pk}/upload", b"tiny",
                               content_type="multipart/form-data; boundary=x",
-                              CONTENT_LENGTH=str(2 * 1024 ** 3))
-    assert response.status_code == 413 and b"limited to" in response.content
+                              CONTENT_LENGTH=str(settings.MAX_UPLOAD_BYTES + 2 * 1024 ** 2))
+    assert response.status_code == 413 and b"uploads are limited to" in response.content
+    # a body that is not a form (a JSON API batch, read whole) has the smaller MAX_BODY_BYTES
+    json_body = client.generic("POST", f"/api/projects/{project.pk}/items", b"{}",
+                               content_type="application/json",
+                               CONTENT_LENGTH=str(settings.MAX_BODY_BYTES + 1))
+    assert json_body.status_code == 413
     bad = client.generic("POST", f"/projects/{project.pk}/upload", b"", CONTENT_LENGTH="lots")
     assert bad.status_code == 400
 
@@ -405,8 +413,7 @@ def test_random_bytes_never_crash_a_parser_nor_import_partially(fmt, data):
     payload = data.draw(st.one_of(st.binary(max_size=2000), _mutations(valid),
                                   st.binary(max_size=200).map(lambda b: valid[:len(valid) // 2] + b)))
     project = _project(kind)
-    job = ImportJob.objects.create(project=project, filename=name, data=payload)
-    job = run_job(job.pk)  # raises on an unexpected error (a crash)
+    job = run_job(new_job(project, name, [payload]).pk)  # raises on an unexpected error (a crash)
     stored = Item.objects.filter(project=project).count()
     if job.status == "failed":
         assert stored == 0 and job.error and not job.error.startswith("internal error")

@@ -240,6 +240,17 @@ def test_the_planner_keeps_the_settings_tried_with_mean_and_std(admin_client):
     assert [tr.find_all("td")[1].text for tr in current] == ["mpaa"]
 
 
+def test_a_running_planner_says_which_setting_it_replays(admin_client, project):
+    job = PlannerRun.objects.create(project=project, status="running", runs=3, done=4, total=9,
+                                    candidates=[{"algorithm": "mpaa-i", "delta": d} for d in (0.1, 0.5, 2.0)])
+    panel = parse(admin_client.get(f"/projects/{project.pk}/planner/{job.pk}").content)
+    now = panel.by_id(f"planner-replaying-{job.pk}").text
+    assert now == "Replaying now: setting 2 of 3, mpaa-i delta=0.5"  # 4 of 3 + 3 + 3 replays done
+    PlannerRun.objects.filter(pk=job.pk).update(status="done", done=9)
+    panel = parse(admin_client.get(f"/projects/{project.pk}/planner/{job.pk}").content)
+    assert not panel.find_all(class_="replaying")
+
+
 def test_planner_errors_at_their_row(admin_client, project):
     response = admin_client.post(f"/projects/{project.pk}/planner",
                                  {"algorithm-0": "mpaa-i", "delta-0": "1", "algorithm-1": "mpaa-i",

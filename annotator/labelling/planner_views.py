@@ -76,7 +76,17 @@ def planner_run(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
     job = get_object_or_404(PlannerRun, pk=run_pk, project=project)
     return render(request, "labelling/_planner_run.html",
                   {"project": project, "job": job, "current": _current_index(project, job),
+                   "replaying": replaying(job),
                    "chart": chart(job) if job.results and job.status == PlannerRun.Status.DONE else ""})
+
+
+def replaying(job: PlannerRun) -> tuple[int, dict] | None:
+    """``(number from 1, candidate)`` of the setting a running run replays now (the worker replays
+    the candidates in order, ``runs`` permutations each), None when it is not running."""
+    if job.status != PlannerRun.Status.RUNNING or not job.candidates or not job.runs:
+        return None
+    index = min(job.done // job.runs, len(job.candidates) - 1)
+    return index + 1, job.candidates[index]
 
 
 @login_required

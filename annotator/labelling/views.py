@@ -17,14 +17,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from learners.uploads import FORMATS, GZIP, PARSERS
-from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST, parse_zip
-from learners.uploads.svmlight import FIRST_INDEX, parse_svmlight
-from learners.uploads.tabular import GOLD_KEYS, content_keys, parse_csv, parse_jsonl
+from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST, iter_zip
+from learners.uploads.svmlight import FIRST_INDEX, iter_svmlight
+from learners.uploads.tabular import GOLD_KEYS, content_keys, iter_csv, iter_jsonl
 
 from . import export
 from .access import is_project_admin, may_review, project_for, visible_projects
 from .enqueue import import_upload
 from .forms import UploadForm
+from .ingest import new_job
+from .ingest.upload_file import PART_BYTES
 from .models import ImportJob, Item, Project
 from .queue import waiting_count
 from .web import AppRequest, image_type
@@ -60,9 +62,8 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
-        with transaction.atomic():
-            job = ImportJob.objects.create(project=project, created_by=request.user,
-                                           filename=Path(f.name).name, data=f.read())
+        with transaction.atomic():  # read by parts: never held whole (issue 18)
+            job = new_job(project, Path(f.name).name, f.chunks(PART_BYTES), request.user)
             import_upload(job.pk)
         messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")
         return redirect("import-job", pk=project.pk, job_pk=job.pk)
@@ -72,9 +73,10 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
     form.fields["file"].help_text = (f"Accepted here: {', '.join(help_['suffixes'])}, each also gzipped "
                                      f"({help_['suffixes'][0]}{help_['gzip']}). The whole file is checked "
                                      f"first; one bad row rejects it and names the line, and nothing "
-                                     f"is stored.")
+                                     f"is stored. An image that cannot be decoded stops the import "
+                                     f"there; the items before it are kept.")
     context = {"project": project, "form": form, "formats": FORMATS, "help": help_,
-               "jobs": project.imports.defer("data")[:10]}
+               "jobs": project.imports.all()[:10]}
     return render(request, "labelling/upload.html", context, status=400 if form.errors else 200)
 
 
@@ -83,7 +85,7 @@ def upload_help(project: Project) -> dict[str, Any]:
     definitions (column names, archive layout, index base), with examples in its classes."""
     first, second = project.classes[:2]  # a project has two classes at least
     kind = project.item_kind
-    parsers = {"image": (parse_zip,), "vectors": (parse_svmlight,)}.get(kind, (parse_csv, parse_jsonl))
+    parsers = {"image": (iter_zip,), "vectors": (iter_svmlight,)}.get(kind, (iter_csv, iter_jsonl))
     out: dict[str, Any] = {"kind": kind, "suffixes": [s for s, parse in PARSERS.items() if parse in parsers],
                            "gzip": GZIP, "gold_keys": GOLD_KEYS, "first": first, "second": second}
     if kind in ("text", "url"):
@@ -111,7 +113,7 @@ def upload_help(project: Project) -> dict[str, Any]:
 @require_GET
 def import_job(request: AppRequest, pk: int, job_pk: int) -> HttpResponse:
     project = project_for(request.user, pk, admin=True)
-    job = get_object_or_404(ImportJob.objects.defer("data"), pk=job_pk, project=project)
+    job = get_object_or_404(ImportJob, pk=job_pk, project=project)
     return render(request, "labelling/import_job.html", {"project": project, "job": job})
 
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0011_stream_class_counts'),
+        ('labelling', '0013_overlap_consensus'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
