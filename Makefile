@@ -17,6 +17,16 @@ RUN_ENV := DEBUG=$${DEBUG:-1}
 
 .PHONY: install run test lint
 
+# axe-core for the accessibility tests (tests/test_ui_accessibility.py): npm installs the version
+# pinned in package.json / package-lock.json into node_modules/ (git-ignored); nothing is served.
+AXE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | cksum | cut -d' ' -f1)
+$(AXE_STAMP): package.json package-lock.json
+	command -v npm >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm; }
+	npm ci --no-audit --no-fund --loglevel=error
+	rm -f node_modules/.installed-*
+	touch $(AXE_STAMP)
+
 $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	@# the browser tests drive Debian's Chromium (Playwright never downloads a browser here)
 	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
@@ -28,7 +38,7 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) $(AXE_STAMP)
 
 # Packages `make lint` type-checks with mypy (config: [tool.mypy] in pyproject.toml).
 MYPY_PATHS ?= learners annotator

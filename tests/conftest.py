@@ -40,4 +40,4 @@ def _empty_cache():
 
 
 # the Chromium fixture of the browser tests
-from .support.browser import chromium_page  # noqa: E402, F401
+from .support.browser import axe_page, chromium_page  # noqa: E402, F401

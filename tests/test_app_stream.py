@@ -203,13 +203,14 @@ def test_a_backlog_is_decided_in_chunks_with_labels_applied_between_them(monkeyp
     from annotator.labelling import pipeline
 
     monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 10)
+    monkeypatch.setattr(pipeline, "AFTER_LABELS", 10)
     project = digits_project(35, look_ahead=1000, params={"query": "random", "p": 0.5})
     user = member(project, "ann")
     chunks = []
     run_once = pipeline._run_once
 
-    def chunk_then_label(project_id):
-        outcome = run_once(project_id)
+    def chunk_then_label(project_id, limit):
+        outcome = run_once(project_id, limit)
         chunks.append(outcome.decided)
         if len(chunks) == 1:  # between the first and second chunk, outside any transaction
             item = Item.objects.filter(project=project, status="queued").order_by("seq").first()

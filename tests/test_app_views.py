@@ -44,15 +44,15 @@ def test_login_required_everywhere(client, project):
     assert client.get("/accounts/login/").status_code == 200
 
 
-def test_non_members_get_403_and_see_no_projects(client, project):
+def test_non_members_get_404_and_see_no_projects(client, project):
     outsider = get_user_model().objects.create_user("outsider", password="pw")
     client.force_login(outsider)
     assert project.name not in client.get("/").content.decode()
     item = Item.objects.filter(project=project).first()
     for url in [f"/projects/{project.pk}/", f"/projects/{project.pk}/items/{item.pk}/image",
                 f"/api/projects/{project.pk}/metrics"]:
-        assert client.get(url).status_code == 403, url
-    assert client.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": "1"}).status_code == 403
+        assert client.get(url).status_code == 404, url  # as for a project that does not exist
+    assert client.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": "1"}).status_code == 404
 
 
 def test_annotator_cannot_upload_or_export(client, project):

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 APP = "annotator.labelling"
 VIEWS = {f"{APP}.{m}" for m in ("views", "queue_views", "console_views", "dashboard_views",
-                                "planner_views", "api", "admin")}
+                                "planner_views", "review_views", "api", "admin")}
 TASK_LAYER = {f"{APP}.tasks", f"{APP}.enqueue"}
 #: modules above the domain: they may import anything of the app
 TOP = VIEWS | TASK_LAYER | {f"{APP}.urls"}

@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from annotator.labelling.models import ImportJob, Item, Membership, PlannerRun
+from annotator.labelling.models import ImportJob, Item, Label, Membership, PlannerRun, Review
 from annotator.labelling.pipeline import update_project
 
 from .support.app import ROOT, digits_project, member
@@ -23,36 +23,41 @@ from .support.app import ROOT, digits_project, member
 ROLES = ("anonymous", "outsider", "annotator", "admin")
 LOGIN = "login"  # expected: a redirect to the login page
 # name -> (method, expected status per role: anonymous, annotator of another project,
-# annotator of this project, project admin). LOGIN = 302 to /accounts/login/.
+# annotator of this project, project admin). LOGIN = 302 to /accounts/login/. A non-member gets
+# 404, as for a project that does not exist (test_outsiders_cannot_tell_projects_exist).
 MATRIX: dict[str, tuple[str, tuple]] = {
     "project-list": ("get", (LOGIN, 200, 200, 200)),
     "new-project": ("get", (LOGIN, 403, 403, 403)),  # staff only
-    "queue": ("get", (LOGIN, 403, 200, 200)),
-    "queue-next": ("get", (LOGIN, 403, 200, 200)),
-    "undo": ("post", (LOGIN, 403, 409, 409)),  # nothing to undo
-    "label": ("post", (LOGIN, 403, 400, 400)),  # no value posted
-    "skip": ("post", (LOGIN, 403, 409, 409)),  # not leased to them
-    "item-image": ("get", (LOGIN, 403, 200, 200)),
-    "upload": ("get", (LOGIN, 403, 403, 200)),
-    "import-job": ("get", (LOGIN, 403, 403, 200)),
-    "console": ("get", (LOGIN, 403, 403, 200)),
-    "console-params": ("get", (LOGIN, 403, 403, 200)),
-    "planner": ("get", (LOGIN, 403, 403, 200)),
-    "planner-run": ("get", (LOGIN, 403, 403, 200)),
-    "planner-use": ("post", (LOGIN, 403, 403, 302)),
-    "planner-cancel": ("post", (LOGIN, 403, 403, 302)),
-    "dashboard": ("get", (LOGIN, 403, 403, 200)),
-    "dashboard-panel": ("get", (LOGIN, 403, 403, 200)),
-    "export-model": ("get", (LOGIN, 403, 403, 200)),
-    "export-card": ("get", (LOGIN, 403, 403, 200)),
-    "export-labels-csv": ("get", (LOGIN, 403, 403, 200)),
-    "export-labels-jsonl": ("get", (LOGIN, 403, 403, 200)),
-    "export-opinions-csv": ("get", (LOGIN, 403, 403, 200)),
-    "export-opinions-jsonl": ("get", (LOGIN, 403, 403, 200)),
-    "api-items": ("get", (403, 403, 200, 200)),  # token, or a member's session (read-only)
-    "api-metrics": ("get", (403, 403, 403, 200)),  # the project keeps its dashboard for admins
-    "api-opinions": ("get", (403, 403, 403, 200)),  # token, or an admin's session
-    "api-agreement": ("get", (403, 403, 403, 200)),
+    "queue": ("get", (LOGIN, 404, 200, 200)),
+    "queue-next": ("get", (LOGIN, 404, 200, 200)),
+    "undo": ("post", (LOGIN, 404, 409, 409)),  # nothing to undo
+    "label": ("post", (LOGIN, 404, 400, 400)),  # no value posted
+    "skip": ("post", (LOGIN, 404, 409, 409)),  # not leased to them
+    "change-label": ("post", (LOGIN, 404, 404, 404)),  # a label of someone else's
+    "item-image": ("get", (LOGIN, 404, 200, 200)),
+    "upload": ("get", (LOGIN, 404, 403, 200)),
+    "import-job": ("get", (LOGIN, 404, 403, 200)),
+    "review": ("get", (LOGIN, 404, 403, 200)),  # reviewers and admins (tests/test_review.py)
+    "review-next": ("get", (LOGIN, 404, 403, 200)),
+    "review-decide": ("post", (LOGIN, 404, 403, 400)),  # no value posted
+    "console": ("get", (LOGIN, 404, 403, 200)),
+    "console-params": ("get", (LOGIN, 404, 403, 200)),
+    "planner": ("get", (LOGIN, 404, 403, 200)),
+    "planner-run": ("get", (LOGIN, 404, 403, 200)),
+    "planner-use": ("post", (LOGIN, 404, 403, 302)),
+    "planner-cancel": ("post", (LOGIN, 404, 403, 302)),
+    "dashboard": ("get", (LOGIN, 404, 403, 200)),
+    "dashboard-panel": ("get", (LOGIN, 404, 403, 200)),
+    "export-model": ("get", (LOGIN, 404, 403, 200)),
+    "export-card": ("get", (LOGIN, 404, 403, 200)),
+    "export-labels-csv": ("get", (LOGIN, 404, 403, 200)),
+    "export-labels-jsonl": ("get", (LOGIN, 404, 403, 200)),
+    "export-opinions-csv": ("get", (LOGIN, 404, 403, 200)),
+    "export-opinions-jsonl": ("get", (LOGIN, 404, 403, 200)),
+    "api-items": ("get", (403, 404, 200, 200)),  # token, or a member's session (read-only)
+    "api-metrics": ("get", (403, 404, 403, 200)),  # the project keeps its dashboard for admins
+    "api-opinions": ("get", (403, 404, 403, 200)),  # token, or an admin's session
+    "api-agreement": ("get", (403, 404, 403, 200)),
     "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),
@@ -99,8 +104,11 @@ def world(db):
     job = ImportJob.objects.create(project=project, filename="x.csv", status="done")
     run = PlannerRun.objects.create(project=project, candidates=[{"algorithm": "mpaa-i", "delta": 1.0}],
                                     status="done", results=[])
-    kwargs = {"pk": project.pk, "item_pk": item.pk, "job_pk": job.pk, "run_pk": run.pk, "index": 0,
-              "uidb64": "MQ", "token": "set-password"}
+    theirs = Label.objects.create(item=item, project=project, annotator=member(project, "carol"),
+                                  value=project.classes[0], primary=False)  # an opinion: item unchanged
+    review = Review.objects.create(project=project, item=item, reason=Review.Reason.DISAGREEMENT)
+    kwargs = {"pk": project.pk, "item_pk": item.pk, "label_pk": theirs.pk, "job_pk": job.pk, "run_pk": run.pk,
+              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password"}
     return project, users, kwargs
 
 
@@ -141,6 +149,31 @@ def test_authorization_matrix(world, role_index, role):
         if not ok:
             failures.append(f"{name} {method.upper()} {url}: {response.status_code}, want {want}")
     assert not failures, "\n".join(failures)
+
+
+def _masked(page: str, url: str) -> str:
+    """``page`` without what differs between any two requests: CSRF tokens (masked afresh each
+    time) and the requested address."""
+    return re.sub(r'(csrfmiddlewaretoken" value=|"X-CSRFToken": )"\w+"', r"\1-", page).replace(url, "URL")
+
+
+def test_outsiders_cannot_tell_projects_exist(world):
+    """A non-member gets the same status and message for another team's project as for an id
+    that was never used, on every project page and API route (no probing for project ids)."""
+    project, users, kwargs = world
+    missing = dict(kwargs, pk=project.pk + 1000)
+    outsider = _client("outsider", users)
+    differ = []
+    for ns, name, route in _patterns(get_resolver()):
+        if ns == "admin" or not re.search(r"<(int:)?pk>", route):
+            continue
+        method = MATRIX[name][0]
+        urls = [_url(route, k) for k in (kwargs, missing)]
+        seen = [getattr(outsider, method)(url) for url in urls]
+        pages = {(r.status_code, _masked(r.content.decode(), url)) for r, url in zip(seen, urls, strict=True)}
+        if len(pages) != 1:
+            differ.append(f"{name}: {[r.status_code for r in seen]}")
+    assert not differ, differ
 
 
 def test_staff_reach_the_django_admin(db):
@@ -210,7 +243,8 @@ def test_every_api_error_is_json(world):
     cases = [(admin.get(f"/api/projects/{project.pk + 1000}/items"), 404),  # missing project (member)
              (admin.get("/api/no-such-endpoint"), 404),
              (admin.put(f"/api/projects/{project.pk}/items"), 405),
-             (_client("outsider", users).get(f"/api/projects/{project.pk}/metrics"), 403),
+             (_client("outsider", users).get(f"/api/projects/{project.pk}/metrics"), 404),
+             (_client("annotator", users).get(f"/api/projects/{project.pk}/metrics"), 403),
              (Client().get(f"/api/projects/{project.pk}/metrics"), 403)]
     for response, status in cases:
         assert response.status_code == status and response["Content-Type"] == "application/json"

@@ -190,7 +190,8 @@ def test_dashboard_numbers_charts_and_red_banner(client, project):
     for _ in range(4):
         item = leased_item_id(ann.post(f"/projects/{project.pk}/items/{item}/label", {"value": "1"}, **HX))
     page = parse(client.get(f"/projects/{project.pk}/dashboard").content)
-    assert page.find_all(**{"hx-trigger": "every 2s"}) and len(page.find_all("svg")) == 4
+    # five charts: the cost per accuracy (tests/test_ui_dashboard_costs.py) and four curves
+    assert page.find_all(**{"hx-trigger": "every 2s"}) and len(page.find_all("svg")) == 5
     assert page.by_id("m-labels").text == "4" and not page.find_all(id="stale-banner")
     Label.objects.filter(project=project).update(created=timezone.now() - timedelta(seconds=45))
     panel = parse(client.get(f"/projects/{project.pk}/dashboard/panel", **HX).content)

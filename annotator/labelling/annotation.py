@@ -13,6 +13,10 @@ The locks are described in docs/architecture.md ("Celery tasks, the sweep and th
   own lease expired is accepted if nobody labelled it yet; otherwise it is kept as an extra
   opinion (``primary=False``) and never lost.
 
+An annotator may also change any of their last labels (:func:`change_label`): the old label is
+retracted exactly as an undo retracts it (one definition, :func:`_retract`) and the new one takes
+its place.
+
 Nothing here sends Celery tasks: the functions return what changed and the caller (a view)
 asks :mod:`.enqueue` for the follow-up work (a primary label or an undo: ``apply_labels``; a
 queue running low: ``advance_stream``).
@@ -28,12 +32,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, Q, When
+from django.db.models import Q
 from django.utils import timezone
 
 from . import stats
 from .faults import hold_point
-from .models import Item, Label, LearnerState, Membership, Project, Skip, leased_by_q, waiting_q
+from .honeypots import honeypot_of, maybe_serve, open_honeypot
+from .models import Honeypot, Item, Label, LearnerState, Membership, Project, Skip, leased_by_q, waiting_q
 
 #: Attempts at the compare-and-set before giving up (other annotators took the candidates).
 LEASE_ATTEMPTS = 5
@@ -45,29 +50,44 @@ LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires")
 def lease_next(project: Project, user: Any) -> Item | None:
     """Lease the oldest waiting item to ``user`` (or return their live lease); None if none waits.
 
-    One query finds the id of the user's live lease or else of the oldest waiting item they
-    did not skip, and locks that row (rows another transaction holds are skipped: SKIP LOCKED
-    on PostgreSQL). It reads ids only: with ``FOR UPDATE`` the database sorts every candidate
-    before the limit, and whole rows (images, vectors) made that sort spill to disk for large
-    queues. The caller tops the queue up when it runs low (:func:`.enqueue.top_up_if_low`).
+    Two bounded queries, each reading ids only: the user's live lease, else the oldest waiting
+    item they did not skip, locked (rows another transaction holds are skipped: SKIP LOCKED on
+    PostgreSQL). Both walk the partial queue index (``item_queue``) in ``seq`` order and stop
+    at the first match, so the cost does not grow with the queue (issue 18: one query ordered by
+    "mine first, then seq" sorted every waiting item before its limit, 0.5 s for a 50k queue).
+    The chosen row is then set with a compare-and-set ``UPDATE``. The caller tops the queue up
+    when it runs low (:func:`.enqueue.top_up_if_low`).
+
+    Honeypots (:mod:`.honeypots`): the user's open honeypot comes first; when a waiting item
+    would be leased, a honeypot is served instead with the project's ``honeypot_rate``.
     """
     with transaction.atomic():
-        pk = None
+        honeypot = open_honeypot(project, user)
+        if honeypot is not None:
+            return honeypot
+        pk, drawn = None, False
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
-            mine = leased_by_q(user, now)
-            found = (Item.objects.select_for_update(skip_locked=True).filter(project=project)
-                     .filter(mine | (waiting_q(now) & ~Q(skips__annotator=user)))
-                     .order_by(Case(When(mine, then=0), default=1), "seq")
-                     .values_list("pk", Case(When(mine, then=True), default=False)).first())
-            if found is None or found[1]:  # nothing waits, or the user's own live lease
-                pk = found and found[0]
+            items = Item.objects.filter(project=project)
+            pk = items.filter(leased_by_q(user, now)).values_list("pk", flat=True).first()
+            if pk is not None:
                 break
-            if Item.objects.filter(pk=found[0]).filter(waiting_q(now)).update(
+            found = (items.select_for_update(skip_locked=True)
+                     .filter(waiting_q(now) & ~Q(skips__annotator=user))
+                     .order_by("seq").values_list("pk", "seq").first())
+            if found is None:
+                break
+            pk = found[0]
+            if not drawn:  # one draw per lease: a honeypot in place of the waiting item
+                drawn = True
+                honeypot = maybe_serve(project, user, found[1])
+                if honeypot is not None:
+                    return honeypot
+            if Item.objects.filter(pk=pk).filter(waiting_q(now)).update(
                     status=Item.Status.LEASED, lease_owner=user,
                     lease_expires=now + timedelta(seconds=project.lease_seconds)):
-                pk = found[0]
                 break
+            pk = None
         if pk is None:  # the user waits: the look-ahead counts them (see queue.active_annotators)
             Membership.objects.filter(project=project, user=user).update(last_waited=timezone.now())
         return Item.objects.get(pk=pk) if pk is not None else None
@@ -89,12 +109,20 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
     value is not a class or the item was never queried, :class:`LeasedToOtherError` when
     another annotator holds a live lease on it and :class:`DuplicateLabelError` when ``user``
     already labelled it; nothing is stored then. A ``primary`` label needs ``apply_labels``
-    (the caller's :func:`.enqueue.labels_changed`).
+    (the caller's :func:`.enqueue.labels_changed`). The answer to ``user``'s open honeypot on the
+    item is a non-primary label linked to the honeypot (``seconds`` since it was served).
     """
     cls = project.parse_class(value)
     with transaction.atomic():
         now = timezone.now()
         item = Item.objects.select_for_update().only(*LEASE_FIELDS).get(pk=item_id, project=project)
+        honeypot = Honeypot.objects.filter(item_id=item.pk, annotator=user, label__isnull=True).first()
+        if honeypot is not None:
+            honeypot.label = Label.objects.create(
+                item_id=item.pk, project=project, annotator=user, value=cls, primary=False,
+                seconds=max(0.0, (now - honeypot.served).total_seconds()))
+            honeypot.save(update_fields=["label"])
+            return honeypot.label
         if item.status not in LABELABLE:
             raise ValueError(f"item {item.pk} was not queried (status {item.status})")
         if item.has_live_lease(now) and item.lease_owner_id != user.pk:
@@ -121,10 +149,14 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
 def skip_item(item: Item, user: Any) -> None:
     """``user`` passes on the item they lease: it returns to the queue for the other annotators.
 
-    ValueError when ``user`` does not hold the item's lease.
+    ValueError when ``user`` does not hold the item's lease. Skipping an open honeypot closes it
+    (it is not served to ``user`` again).
     """
     with transaction.atomic():
         item = Item.objects.select_for_update().get(pk=item.pk)
+        if Honeypot.objects.filter(item=item, annotator=user, label__isnull=True).delete()[0]:
+            Skip.objects.get_or_create(item=item, annotator=user)
+            return
         if item.status != Item.Status.LEASED or item.lease_owner_id != user.pk:
             raise ValueError(f"item {item.pk} is not leased to you")
         Skip.objects.get_or_create(item=item, annotator=user)
@@ -132,23 +164,51 @@ def skip_item(item: Item, user: Any) -> None:
         item.save(update_fields=["status", "lease_owner", "lease_expires"])
 
 
+def undoable(label: Label) -> bool:
+    """Whether ``label`` can be undone if it is its annotator's latest: not undone, and the
+    item's label (primary) or the answer to a honeypot."""
+    return label.undone_at is None and (label.primary or honeypot_of(label) is not None)
+
+
 def undoable_label(project: Project, user: Any) -> Label | None:
-    """The label ``user`` may undo: their latest label in the project, if it is still the
-    item's label (primary) and not undone. Older labels cannot be undone (one step back)."""
+    """The label ``user`` may undo: their latest label in the project, if :func:`undoable`.
+    Older labels cannot be undone (one step back)."""
     label = Label.objects.filter(project=project, annotator=user).order_by("-id").first()
-    if label is None or not label.primary or label.undone_at is not None:
-        return None
-    return label
+    return label if label is not None and undoable(label) else None
+
+
+def _retract(project: Project, label: Label, item: Item) -> None:
+    """Take back ``label`` (its row and its item's row locked by the caller): the one definition
+    of what an undo does to the label, the learner and the aggregates, shared by
+    :func:`undo_last_label` and :func:`change_label`.
+
+    The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
+    recorded). If it was the item's primary label: when the learner had already learnt from it,
+    ``LearnerState.needs_rebuild`` asks the pipeline to rebuild the learner from the remaining
+    labels in their applied order (the learner is corrected exactly, as if the label had never
+    been given: a new model version), and the aggregates (:func:`.stats.record_undo`) lose it.
+    An extra opinion (not primary) never reached the learner: only its row changes.
+    """
+    was_primary = label.primary
+    label.undone_at, label.primary = timezone.now(), False
+    label.save(update_fields=["undone_at", "primary"])
+    if not was_primary:
+        return
+    if label.applied_version is not None:
+        LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+    else:  # the aggregates are written under the state lock only
+        LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
+    stats.record_undo(stats.load(project.pk), label, item.seq, item.prediction)
 
 
 def undo_last_label(project: Project, user: Any) -> Item:
     """Retract ``user``'s last label (see :func:`undoable_label`) and lease its item back to them.
 
-    The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
-    recorded). If the learner had already learnt from it, ``LearnerState.needs_rebuild`` asks
-    the pipeline to rebuild the learner from the remaining labels, in their applied order (the
-    learner is corrected exactly, as if the label had never been given). ValueError when there is
-    nothing to undo. The undo needs ``apply_labels`` (the caller's :func:`.enqueue.labels_changed`).
+    What the retraction does to the label, the learner and the aggregates: :func:`_retract`.
+    ValueError when there is nothing to undo. The undo needs ``apply_labels`` (the caller's
+    :func:`.enqueue.labels_changed`). The answer to a honeypot is undone the same way for the
+    user; the honeypot is theirs again (the item, never queued, keeps its status and the learner
+    never had the label).
     """
     with transaction.atomic():
         label = undoable_label(project, user)
@@ -156,14 +216,48 @@ def undo_last_label(project: Project, user: Any) -> Item:
             raise ValueError("nothing to undo")
         label = Label.objects.select_for_update().get(pk=label.pk)
         item = Item.objects.select_for_update().get(pk=label.item_id)
-        label.undone_at, label.primary = timezone.now(), False
-        label.save(update_fields=["undone_at", "primary"])
-        if label.applied_version is not None:
-            LearnerState.objects.filter(project=project).update(needs_rebuild=True)
-        else:  # the aggregates are written under the state lock only
-            LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
-        stats.record_undo(stats.load(project.pk), label, item.seq, item.prediction)
+        if Honeypot.objects.filter(label=label).update(label=None):
+            _retract(project, label, item)  # not primary: only its row changes
+            return item
+        _retract(project, label, item)
         item.status, item.lease_owner = Item.Status.LEASED, user
         item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
         item.save(update_fields=["status", "lease_owner", "lease_expires"])
         return item
+
+
+#: how many of an annotator's own labels the queue lists beside the item (each one changeable)
+RECENT_LABELS = 10
+
+
+def recent_labels(project: Project, user: Any, n: int = RECENT_LABELS) -> list[Label]:
+    """``user``'s last ``n`` labels in ``project`` that are not undone, newest first, each with
+    its item (what the queue lists beside the item; :func:`change_label` changes one)."""
+    return list(Label.objects.filter(project=project, annotator=user, undone_at__isnull=True)
+                .select_related("item").defer("item__data", "item__vector").order_by("-id")[:n])
+
+
+def change_label(project: Project, user: Any, label_id: int, value: Any) -> Label:
+    """Replace ``user``'s label ``label_id`` by one of class ``value``: the old label is retracted
+    exactly as an undo does (:func:`_retract`: a primary label already learnt makes the pipeline
+    rebuild the learner without it, a new model version) and the new one is stored in its place
+    (primary if the old one was, with the old one's annotator seconds); the item keeps its
+    status. Returns the new label, or the old one unchanged when ``value`` is its class already.
+
+    Raises ``Label.DoesNotExist`` for a label that is not ``user``'s in ``project`` or is undone,
+    ValueError when ``value`` is not a class. A primary change needs ``apply_labels`` (the
+    caller's :func:`.enqueue.labels_changed`).
+    """
+    with transaction.atomic():
+        label = Label.objects.select_for_update().get(pk=label_id, project=project, annotator=user,
+                                                      undone_at__isnull=True)
+        cls = project.parse_class(value)
+        if label.value == cls:
+            return label
+        item = Item.objects.select_for_update().get(pk=label.item_id)
+        primary = label.primary
+        _retract(project, label, item)
+        new = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
+                                   seconds=label.seconds, primary=primary)
+        Honeypot.objects.filter(label=label).update(label=new)  # a honeypot's answer stays linked
+        return new

@@ -13,7 +13,8 @@ project), or a logged-in member's session (handy for the dashboard).
 * ``GET /api/projects/<id>/items?ids=1,2,3`` -> ``{"items": [{"id", "seq", "status",
   "prediction", "score", "query_prob", "queried", "model_version"}, ...]}``; decision fields
   are null until the item is decided. ``prediction``, ``score`` and ``query_prob`` stay null
-  for an annotator's session when the project hides the model's guess from annotators.
+  for an annotator's session when the project hides the model's guess from annotators; an
+  annotator's honeypots show as the queued items they pass for (:func:`.honeypots.as_seen_by`).
 * ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
   annotator's session when the project keeps its dashboard for admins.
 * ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
@@ -62,6 +63,7 @@ from .api_schema import (
     validate_items_body,
 )
 from .export import opinion_rows
+from .honeypots import as_seen_by
 from .ingest import IngestError, Record, import_records
 from .metrics import project_metrics
 from .models import Item, Project, new_token
@@ -73,7 +75,8 @@ WRONG_TOKEN = "wrong token, or no such project"
 
 def _authorized_project(request: HttpRequest, pk: int) -> tuple[Project, Any]:
     """``(project, user)``: ``user`` is None for a caller with the project's token (who sees
-    everything), else the logged-in member. 403 otherwise, the same for a missing project."""
+    everything), else the logged-in member. A wrong token: 403, the same for a missing project;
+    a session: as :func:`.access.project_for` (404 for a non-member, as for a missing project)."""
     header = request.headers.get("Authorization", "")
     if header.startswith("Token "):
         project = Project.objects.filter(pk=pk).first()
@@ -141,6 +144,8 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
     if user is not None and not sees_predictions(user, project):
         for row in rows.values():
             row["prediction"] = row["score"] = row["query_prob"] = None
+    if user is not None and not is_project_admin(user, project):
+        as_seen_by(user, rows)  # an annotator's honeypots pass for queued items
     return JsonResponse({"items": [rows[i] for i in ids]})
 
 

@@ -62,8 +62,9 @@ OPINION = {"type": "object", "required": ["label_id", "item_id", "seq", "annotat
     "undone_at": {"type": ["string", "null"], "format": "date-time", "description": "null: not undone"}}}
 #: answers every API operation may give besides its own
 COMMON_ERRORS = {"400": "malformed request", "403": "no or wrong token (the same for a missing project), "
-                 "or not a member", "404": "no such project (members) or item", "405": "method not allowed",
-                 "413": "request body too large"}
+                 "or a member without the role asked for", "404": "no such project, or a session "
+                 "that is not one of its members (the same answer), or no such item",
+                 "405": "method not allowed", "413": "request body too large"}
 
 
 def items_body(kind: str | None) -> dict[str, Any]:

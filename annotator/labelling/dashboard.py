@@ -1,11 +1,14 @@
-"""What the live dashboard shows: numbers, worker health and curves (inline SVG), per project.
+"""What the live dashboard shows: numbers, worker health, class distributions, the cost per
+accuracy (:mod:`.baseline`) and curves (inline SVG), per project.
 
 :func:`dashboard_data` adds to :func:`.metrics.project_metrics` the per-annotator figures, the
-agreement between annotators (:func:`.agreement.project_agreement`, shown to admins only), the
-label cost, the worker health and the curves. It is polled every 2 s, so it is cached per
-process and recomputed only when the project changed: the key is the learner state's
-revision (bumped by every pipeline save: labels applied, items decided) plus the newest label
-id (labels stored but not applied yet) and the newest heartbeat.
+agreement between annotators (:func:`.agreement.project_agreement`) and the annotators' quality
+(:func:`.quality.annotator_quality`), both shown to admins only, the audit of the model's own
+labels (:func:`.audit.audit_estimate`), the label cost, the worker health and the curves. It is
+polled every 2 s, so it is cached per process and recomputed only when the project changed:
+the key is the learner state's revision (bumped by every pipeline save: labels applied, items
+decided) plus the newest label id (labels stored but not applied yet), the newest review and
+review decision, and the newest heartbeat.
 """
 
 from __future__ import annotations
@@ -23,8 +26,11 @@ from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
 
 from .agreement import project_agreement
+from .audit import audit_estimate
+from .baseline import cost_view
 from .metrics import aggregates, project_metrics
-from .models import Item, Label, LearnerState, Project
+from .models import Item, Label, LearnerState, Project, Review
+from .quality import annotator_quality
 from .queue import waiting_count
 from .workers import queue_health
 
@@ -94,9 +100,24 @@ def labels_per_hour(project: Project, hours: int = 24) -> list[tuple[float, floa
     return [(-float(h), float(c)) for h, c in enumerate(counts)][::-1]
 
 
-def charts(project: Project) -> dict[str, str]:
-    """The four SVG charts (inline SVG text), drawn on the server; the 95% interval of the
-    importance-weighted estimate is a band, accuracies and ratios stay within [0, 1]."""
+def class_distribution(project: Project) -> dict[str, Any]:
+    """Per class of the project, in class order: applied primary labels and items decided without
+    a query (by predicted class), counts and shares, from the running aggregates (:mod:`.stats`):
+    ``{"rows": [{"cls", "labels", "labels_share", "auto", "auto_share"}], "labels", "auto"}``."""
+    agg, _ = aggregates(project)
+    labels, auto = sum(agg.label_classes.values()), sum(agg.auto_classes.values())
+    rows = []
+    for c in project.classes:
+        n_labels, n_auto = agg.label_classes.get(str(c), 0), agg.auto_classes.get(str(c), 0)
+        rows.append({"cls": c, "labels": n_labels, "labels_share": n_labels / labels if labels else 0.0,
+                     "auto": n_auto, "auto_share": n_auto / auto if auto else 0.0})
+    return {"rows": rows, "labels": labels, "auto": auto}
+
+
+def charts(project: Project, cost: dict[str, Any] | None = None) -> dict[str, str]:
+    """The five SVG charts (inline SVG text), drawn on the server; the 95% interval of the
+    importance-weighted estimate is a band, accuracies and ratios stay within [0, 1]. ``cost``:
+    the cost-per-accuracy view (:func:`.baseline.cost_view`), None when there is none."""
     c = curves(project)
     small: dict[str, Any] = {"width": 560, "height": 340, "log_x": False, "legend_below": True, "y_min": 0.0}
     unit = {**small, "y_max": 1.0}
@@ -113,6 +134,11 @@ def charts(project: Project) -> dict[str, str]:
                                   x_label="items seen", y_label="queried / seen", **unit),
         "per_hour": line_chart([("labels", labels_per_hour(project), True)], title="Labels per hour",
                                x_label="hours ago", y_label="labels", **small),
+        "cost": line_chart([("this learner (active)", cost["active"] if cost else [], True),
+                            ("random querying, same label rate", cost["random"] if cost else [], True)],
+                           title="Accuracy per label spent (items with gold)", x_label="labels spent",
+                           y_label="online accuracy", empty="no data yet: needs 10 decided items with gold",
+                           **unit),
     }
 
 
@@ -131,7 +157,8 @@ def fingerprint(project: Project) -> tuple:
     """Changes whenever anything the dashboard shows (but the clock) changes."""
     revision = LearnerState.objects.filter(project=project).values_list("revision", flat=True).first()
     newest_label = Label.objects.filter(project=project).aggregate(m=Max("id"), u=Max("undone_at"))
-    return (project.pk, revision, newest_label["m"], newest_label["u"])
+    reviews = Review.objects.filter(project=project).aggregate(m=Max("id"), d=Max("decided_at"))
+    return (project.pk, revision, newest_label["m"], newest_label["u"], reviews["m"], reviews["d"])
 
 
 def dashboard_data(project: Project) -> dict[str, Any]:
@@ -139,17 +166,25 @@ def dashboard_data(project: Project) -> dict[str, Any]:
     waiting count."""
     key = "dashboard:" + hashlib.sha1(repr(fingerprint(project)).encode()).hexdigest()
     data = cache.get(key)
+    fresh = data is None
     if data is None:
         metrics = project_metrics(project)
+        view = cost_view(project, metrics["accuracy_gold"]["n"])
+        if view is not None and project.price_per_label is not None:
+            view = {**view, "active_cost": project.price_per_label * view["active_end"][0],
+                    "random_cost": project.price_per_label * view["random_end"][0]}
         data = {"metrics": metrics, "auto": metrics["seen"] - metrics["queried"],
-                "annotators": annotators(project), "charts": charts(project),
+                "annotators": annotators(project), "charts": charts(project, view),
+                "classes": class_distribution(project), "cost_view": view,
                 "iw_blocker": iw_blocker(project, metrics),
                 "cost": None if project.price_per_label is None
                 else project.price_per_label * metrics["labels"]}
         data["agreement"] = project_agreement(project)
+        data["quality"] = annotator_quality(project)
+        data["audit"] = audit_estimate(project)
         cache.set(key, data, 300)
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
     # waiting changes with the clock (a lease expires) and with leases, which the fingerprint misses
-    metrics = {**data["metrics"], "waiting": waiting_count(project)}
+    metrics = data["metrics"] if fresh else {**data["metrics"], "waiting": waiting_count(project)}
     return {**data, "metrics": metrics, "health": health(project),
             "since_update": (timezone.now() - state).total_seconds() if state else None}

@@ -25,12 +25,13 @@ def _dashboard_project(request: AppRequest, pk: int) -> Project:
 
 
 def _context(request: AppRequest, project: Project) -> dict[str, Any]:
-    """The dashboard's figures; the agreement between annotators and the console link are for
-    admins only."""
+    """The dashboard's figures; the agreement between annotators, their quality (which would
+    tell them about honeypots) and the console link are for admins only."""
     data = dashboard_data(project)
     is_admin = is_project_admin(request.user, project)
     if not is_admin:
         data.pop("agreement")
+        data.pop("quality")
     return {"project": project, "is_admin": is_admin, **data}
 
 

@@ -75,6 +75,10 @@ class Project(models.Model):
     retention_days = models.PositiveIntegerField(
         null=True, blank=True, help_text="drop the raw content and vector of items decided and not "
         "queried this many days ago (their decision log stays); None = keep everything")
+    audit_rate = models.FloatField(default=0.0, help_text="fraction in [0, 1] of the items the model "
+                                   "decides alone that are sent to reviewers (audit); 0 = no audit")
+    honeypot_rate = models.FloatField(default=0.0, help_text="fraction in [0, 0.5] of the items served to "
+                                      "annotators that are known-gold items (not told which); 0 = none")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -131,6 +135,7 @@ class Membership(models.Model):
     class Role(models.TextChoices):
         ANNOTATOR = "annotator"
         ADMIN = "admin"
+        REVIEWER = "reviewer"  # decides disagreements and audits in the review queue (docs/teams.md)
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
@@ -228,7 +233,9 @@ class Item(models.Model):
 
     objects = ItemQuerySet.as_manager()
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    # issue 18: no index of its own (the (project, seq) constraint's index serves it): each index
+    # costs every decision a write
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
     seq = models.BigIntegerField(help_text="arrival order within the project (0-based)")
     text = models.TextField(blank=True, default="")
     data = models.BinaryField(null=True, blank=True)
@@ -237,7 +244,7 @@ class Item(models.Model):
     vector = models.BinaryField(null=True, help_text="None once dropped by the retention sweep")
     gold = models.JSONField(null=True, blank=True, help_text="known true class (hidden from annotators)")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+    lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, db_index=False,
                                     on_delete=models.SET_NULL, related_name="leases")
     lease_expires = models.DateTimeField(null=True, blank=True)
     prediction = models.JSONField(null=True, blank=True)
@@ -246,15 +253,24 @@ class Item(models.Model):
     queried = models.BooleanField(null=True, blank=True)
     model_version = models.BigIntegerField(null=True, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    audit_prob = models.FloatField(null=True, blank=True, help_text="auto items decided while the project "
+                                   "audited: the probability it was sent to reviewers (None otherwise)")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "seq"], name="one_seq_per_project")]
-        # issue 18: no index on the churning status column but this partial one, which holds the
-        # queue only (queued and leased items: a few per annotator), for the lease query and the
-        # waiting counts; pending items are found by seq (decided in seq order, see .stream)
+        # issue 18: no index on the churning status column but partial ones, which hold the queue
+        # only (queued and leased items), for the lease query and the waiting counts; pending
+        # items are found by seq (decided in seq order, see .stream). ``item_leases``: the leased
+        # items alone (a few, one per annotator), for the live leases whatever the queue's length;
+        # ``item_lease_owner``: the foreign key's index without the rows that have no owner (all
+        # but the leased ones), which every status change would otherwise write to
         indexes = [models.Index(fields=["project", "seq"], name="item_queue",
-                                condition=Q(status__in=["queued", "leased"]))]
+                                condition=Q(status__in=["queued", "leased"])),
+                   models.Index(fields=["project", "lease_expires"], name="item_leases",
+                                condition=Q(status="leased")),
+                   models.Index(fields=["lease_owner"], name="item_lease_owner",
+                                condition=Q(lease_owner__isnull=False))]
         ordering = ["project", "seq"]
 
     def __str__(self) -> str:
@@ -361,8 +377,10 @@ class BackgroundJob:
 class ImportJob(BackgroundJob, models.Model):
     """An upload being imported by a worker: progress for the page, then the outcome.
 
-    ``data`` holds the uploaded file until the import finishes (in the database so that a
-    worker on another host can read it); it is cleared afterwards.
+    The uploaded file (``size`` bytes) is held in :class:`UploadPart` rows until the import
+    finishes (in the database so that a worker on another host can read it, in parts so that
+    neither side holds it whole); they are deleted afterwards. ``done`` counts the items
+    stored so far: an import is written in chunks, each committed with its count (issue 18).
     """
 
     class Status(models.TextChoices):
@@ -375,7 +393,7 @@ class ImportJob(BackgroundJob, models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     filename = models.CharField(max_length=255)
-    data = models.BinaryField(null=True)
+    size = models.PositiveBigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
@@ -392,6 +410,18 @@ class ImportJob(BackgroundJob, models.Model):
 
     def __str__(self) -> str:
         return f"import {self.filename} ({self.status})"
+
+
+class UploadPart(models.Model):
+    """One consecutive piece of an :class:`ImportJob`'s file, ``index`` 0, 1, ... in file order
+    (written and read by :mod:`.ingest.upload_file`)."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="parts")
+    index = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="upload_part_order")]
 
 
 class Skip(models.Model):
@@ -468,6 +498,8 @@ class StreamStats(models.Model):
     ``gold_n`` / ``gold_correct``: decided items with a gold class / right predictions among them.
     ``labels``, ``labels_correct``, ``seconds_sum``, ``seconds_n``: applied primary labels, the
     ones equal to the logged prediction, and their annotator seconds (labels with a time).
+    ``label_classes`` / ``auto_classes``: the applied primary labels per class and the items
+    decided without a query per predicted class (keys: the class as text).
     ``frontier``: the importance-weighted estimate covers the items with ``seq < frontier``
     (the stream before the first queried item without an applied label); ``iw_seen``: those
     items less the skipped queried ones, ``iw_m``: labelled queried items among them,
@@ -495,3 +527,59 @@ class StreamStats(models.Model):
     checkpoints = models.JSONField(default=list)
     retained_from = models.BigIntegerField(default=0, help_text="the retention sweep dropped the "
                                            "content of the auto items with seq below this")
+    label_classes = models.JSONField(default=dict, help_text="applied primary labels per class "
+                                     "({str(class): count}), the dashboard's class distribution")
+    auto_classes = models.JSONField(default=dict, help_text="items decided and not queried per "
+                                    "predicted class ({str(class): count})")
+
+
+class Review(models.Model):
+    """An item in the review queue (docs/teams.md, "Review"): a disagreement between annotators or
+    an audit of an auto-decision. Reviewers lease one at a time like annotators lease items; the
+    decision (``value``, ``decided_by``, ``decided_at``) is final.
+
+    ``sample_prob``: for an audit, the probability with which the item was sampled (its
+    ``Item.audit_prob``); None for a disagreement.
+    """
+
+    class Reason(models.TextChoices):
+        DISAGREEMENT = "disagreement"
+        AUDIT = "audit"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="reviews")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reviews")
+    reason = models.CharField(max_length=12, choices=Reason.choices)
+    sample_prob = models.FloatField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.SET_NULL, related_name="review_leases")
+    lease_expires = models.DateTimeField(null=True, blank=True)
+    value = models.JSONField(null=True, blank=True, help_text="the reviewer's class (None while open)")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="reviews_decided")
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "reason"], name="one_review_per_reason")]
+        indexes = [models.Index(fields=["project", "decided_at"])]
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.reason} of {self.item}"
+
+
+class Honeypot(models.Model):
+    """A known-gold item served to an annotator as if it were queued (docs/teams.md,
+    "Honeypots"); ``label`` is their answer (a non-primary :class:`Label`), None while open."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="honeypots")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="honeypots")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                  related_name="honeypots")
+    served = models.DateTimeField(auto_now_add=True)
+    label = models.OneToOneField(Label, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="honeypot")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"],
+                                               name="one_honeypot_per_annotator")]

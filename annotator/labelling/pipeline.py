@@ -19,6 +19,7 @@ nothing left to apply.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -36,6 +37,11 @@ log = logging.getLogger(__name__)
 
 #: Most decisions per transaction: at 10,000 decisions/s the lock is held about 0.2 s at a time.
 DECIDE_CHUNK = 2000
+#: Seconds a chunk of decisions should hold the state lock (labels given meanwhile wait that long).
+CHUNK_SECONDS = 0.25
+#: Most decisions in a transaction that applied labels, and the first chunk's size: a label's top-up
+#: (the queue lost one item) needs about 1 / query ratio decisions.
+AFTER_LABELS = 100
 #: Parameters a learner can change mid-stream (``Learner.set_params``); others need a rebuild.
 MID_STREAM = ("delta", "p", "query")
 
@@ -111,24 +117,33 @@ def apply_labels(lk: Locked, counts: StreamStats) -> int:
 def update_project(project_id: int) -> Outcome | None:
     """Steps 1-4 of the module docstring; None if the project is gone.
 
-    A backlog is decided in chunks of :data:`DECIDE_CHUNK` items, one transaction each: the
-    state lock is released between chunks, so a label request (and the next chunk's step 2,
-    which applies the labels given meanwhile) gets in between (issue 18).
+    A backlog is decided in chunks, one transaction each, sized to hold the state lock about
+    :data:`CHUNK_SECONDS` at the rate of the chunk before (between :data:`AFTER_LABELS` and
+    :data:`DECIDE_CHUNK` items): the lock is released between chunks, so a label request (and
+    the next chunk's step 2, which applies the labels given meanwhile) gets in between. A
+    transaction that applied labels decides at most :data:`AFTER_LABELS` items, so the new
+    model version commits at once rather than after a whole chunk (issue 18: label -> new
+    model version within a second while a backlog is decided).
     """
     total: Outcome | None = None
+    limit = AFTER_LABELS
     while True:
-        step = _run_once(project_id)
+        started = time.perf_counter()
+        step = _run_once(project_id, limit)
         if step is None:
             return total
         total = step if total is None else Outcome(
             total.applied + step.applied, total.decided + step.decided,
             total.reconfigured or step.reconfigured, step.version)
-        if step.decided < DECIDE_CHUNK:
-            return total
+        if step.decided < (AFTER_LABELS if step.applied else limit):
+            return total  # the look-ahead is full or nothing is pending
+        rate = step.decided / max(time.perf_counter() - started, 1e-3)
+        limit = max(AFTER_LABELS, min(DECIDE_CHUNK, int(rate * CHUNK_SECONDS)))
 
 
-def _run_once(project_id: int) -> Outcome | None:
-    """Steps 1-4 in one transaction, deciding at most :data:`DECIDE_CHUNK` items."""
+def _run_once(project_id: int, limit: int) -> Outcome | None:
+    """Steps 1-4 in one transaction, deciding at most ``limit`` items (:data:`AFTER_LABELS`
+    when it applied labels)."""
     with transaction.atomic():
         try:
             lk = locked(project_id)
@@ -140,7 +155,7 @@ def _run_once(project_id: int) -> Outcome | None:
         applied = apply_labels(lk, counts)
         if applied:
             hold_point("APPLY")
-        decided = stream.advance(lk, counts, DECIDE_CHUNK)
+        decided = stream.advance(lk, counts, min(limit, AFTER_LABELS) if applied else limit)
         if reconfigured or applied or decided:
             stats.advance_frontier(counts, lk.state.n_decided)
             counts.save()

@@ -1,12 +1,13 @@
 """The delta planner: replay candidate settings on what a project already knows, before spending
 human labels.
 
-Data: the items with a gold label, in arrival order; if none has one, the items labelled so far
-(their primary labels). Each candidate (algorithm, delta; the algorithm's other parameters at
-their registry defaults, or at the project's values when it is the project's algorithm) is
-replayed by :func:`learners.evaluation.engine.run_once` on ``runs`` random permutations (the papers'
-protocol: a prediction on every round, mistakes counted on every round, learning from queried
-labels only), giving online accuracy and query ratio (and F1 for binary tasks).
+Data: the latest items with a gold label (at most :func:`window`), in arrival order; with fewer than
+``MIN_ITEMS`` of those, the items labelled so far (their latest primary labels). Each candidate
+(algorithm, delta; the algorithm's other parameters at their registry defaults, or at the project's
+values when it is the project's algorithm) is replayed by
+:func:`learners.evaluation.engine.run_once` on ``runs`` random permutations (the papers' protocol: a
+prediction on every round, mistakes counted on every round, learning from queried labels only),
+giving online accuracy and query ratio (and F1 for binary tasks).
 """
 
 from __future__ import annotations
@@ -28,15 +29,33 @@ MAX_CANDIDATES = 4
 MIN_ITEMS = 10
 
 
+def window() -> int:
+    """Most items a replay reads: the latest ones, as many as one candidate replayed once may
+    cost (``settings.PLANNER_MAX_COST``), so that neither the replay nor its count grows with
+    the stream (issue 18)."""
+    return int(django_settings.PLANNER_MAX_COST)
+
+
 def _source(project: Project) -> tuple[Any, str]:
-    """The replay's rows ``(vector, class)`` in arrival order and their source: the items with a
-    gold label, or, with fewer than ``MIN_ITEMS`` of those, the primary labels."""
+    """The replay's rows ``(vector, class)`` in arrival order and their source: the latest
+    :func:`window` items with a gold label, or, with fewer than ``MIN_ITEMS`` of those, the
+    latest primary labels. A list (at most :func:`window` rows)."""
     # items whose content the retention sweep dropped have no vector left
-    gold = Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).order_by("seq")
-    if gold.count() >= MIN_ITEMS:
-        return gold.values_list("vector", "gold"), "gold"
-    return (Label.objects.filter(project=project, primary=True).order_by("item__seq")
-            .values_list("item__vector", "value"), "labels")
+    gold = Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False)
+    if gold.order_by()[:MIN_ITEMS].count() >= MIN_ITEMS:
+        rows = gold.order_by("-seq").values_list("vector", "gold")[:window()]
+        return list(rows)[::-1], "gold"
+    labels = (Label.objects.filter(project=project, primary=True).order_by("-item__seq")
+              .values_list("item__vector", "value")[:window()])
+    return list(labels)[::-1], "labels"
+
+
+def _count(project: Project) -> int:
+    """How many rows :func:`_source` gives, at most :func:`window` (counted, not loaded)."""
+    gold = Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).order_by()
+    if gold[:MIN_ITEMS].count() >= MIN_ITEMS:
+        return gold[:window()].count()
+    return Label.objects.filter(project=project, primary=True).order_by()[:window()].count()
 
 
 def planner_data(project: Project) -> tuple[sp.csr_matrix, Task, str]:
@@ -45,8 +64,7 @@ def planner_data(project: Project) -> tuple[sp.csr_matrix, Task, str]:
     ValueError when fewer than ``MIN_ITEMS`` items have either.
     """
     n_features = project.featurizer().n_features
-    query, source = _source(project)
-    rows = list(query)
+    rows, source = _source(project)
     if len(rows) < MIN_ITEMS:
         raise ValueError(f"the planner needs at least {MIN_ITEMS} items with a gold label or a label; "
                          f"this project has {len(rows)}")
@@ -60,7 +78,7 @@ def planner_data(project: Project) -> tuple[sp.csr_matrix, Task, str]:
 def cost(project: Project, n_candidates: int, runs: int) -> tuple[int, int]:
     """``(items, cost)``: the rows a run would replay and its cost, items x candidates x runs
     (the item steps it replays; the time and memory grow with it)."""
-    items = _source(project)[0].count()
+    items = _count(project)
     return items, items * n_candidates * runs
 
 
@@ -130,3 +148,26 @@ def run(run_id: int) -> PlannerRun | None:
             PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.DONE, results=results)
     job.refresh_from_db()
     return job
+
+
+def is_current(project: Project, algorithm: str, delta: float) -> bool:
+    """Whether ``(algorithm, delta)`` is the setting the project runs now."""
+    return algorithm == project.algorithm and float(delta) == float(project.learner_params()["delta"])
+
+
+#: earlier runs listed in the planner's "settings tried" table
+TRIED_RUNS = 20
+
+
+def tried_settings(project: Project) -> list[dict[str, Any]]:
+    """Every candidate of the project's last :data:`TRIED_RUNS` runs, newest first: the run, the
+    candidate's index in it, its setting, its result (mean and std over the permutations, None
+    until replayed) and whether it is the project's current setting."""
+    rows = []
+    for job in project.planner_runs.all()[:TRIED_RUNS]:
+        results = {(r["algorithm"], float(r["delta"])): r for r in job.results or []}
+        for index, cand in enumerate(job.candidates or []):
+            result = results.get((cand["algorithm"], float(cand["delta"])))
+            rows.append({"job": job, "index": index, "algorithm": cand["algorithm"], "delta": cand["delta"],
+                         "result": result, "current": is_current(project, cand["algorithm"], cand["delta"])})
+    return rows

@@ -7,18 +7,60 @@ the states themselves are :class:`.models.ItemQuerySet`'s.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
+from django.db.models import Count, F, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from .models import Item, Label, Membership, Project, pending_exists
+from .models import Item, Label, LearnerState, Membership, Project, StreamStats, pending_exists
 
 #: A user who found the queue empty counts as active this long (the empty panel polls every 3 s).
 WAITED_SECONDS = 30
 
 
+#: Waiting items counted one by one through the queue index; beyond this the counters say how many.
+COUNT_CAP = 20
+
+
 def waiting_count(project: Project) -> int:
-    """Number of items an annotator could lease right now (:meth:`.models.ItemQuerySet.waiting`)."""
-    return Item.objects.filter(project=project).waiting().count()
+    """Number of items an annotator could lease right now (:meth:`.models.ItemQuerySet.waiting`).
+
+    At most :data:`COUNT_CAP` + 1 rows are read, whatever the queue's length (issue 18): a short
+    queue is counted through its partial index (``item_queue``); a longer one is
+    :func:`awaiting_label` less the live leases, from counters kept in the transactions that
+    change them (the two agree on every queue, see tests/test_app_flat.py).
+    """
+    # ordered by seq: the planner walks the queue index and stops at the cap (unordered, with stale
+    # statistics, it chose a bitmap scan that reads the whole index first)
+    counted = Item.objects.filter(project=project).waiting().order_by("seq")[:COUNT_CAP + 1].count()
+    if counted <= COUNT_CAP:
+        return counted
+    return awaiting_label(project, less_live_leases=True)
+
+
+def awaiting_label(project: Project, less_live_leases: bool = False) -> int:
+    """Queried items without a label (queued or leased; ``less_live_leases``: less the items under
+    a live lease, i.e. the waiting ones), in one statement (one snapshot): the queried items
+    (``LearnerState.n_queried``, written with the decisions) less the primary labels (each labels
+    one queried item, which it turns ``labelled``; an undo makes it ``leased`` again and not
+    primary): the applied ones counted in :class:`.models.StreamStats` (kept with
+    ``applied_version``, :mod:`.stats`) plus the ones not applied yet (a few, by their index)."""
+    def one(query: Any) -> Coalesce:
+        return Coalesce(Subquery(query.order_by().values("n")[:1]), 0)
+
+    def counted(query: Any) -> Any:
+        return query.values("project").annotate(n=Count("id"))
+
+    parts = {
+        "q": one(LearnerState.objects.filter(project=project).annotate(n=F("n_queried"))),
+        "a": one(StreamStats.objects.filter(project=project).annotate(n=F("labels"))),
+        "u": one(counted(Label.objects.filter(project=project, primary=True, applied_version__isnull=True))),
+        "l": (one(counted(Item.objects.filter(project=project).live_leases())) if less_live_leases
+              else Value(0)),
+    }
+    row = Project.objects.filter(pk=project.pk).annotate(**parts).values_list(*parts).first()
+    return 0 if row is None else row[0] - row[1] - row[2] - row[3]
 
 
 def active_annotators(project: Project) -> int:

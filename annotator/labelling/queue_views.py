@@ -6,16 +6,18 @@ Pages and actions (every one needs a member of the project):
 * ``POST projects/<pk>/items/<item>/label``  store ``value``; answers the next item's panel.
 * ``POST projects/<pk>/items/<item>/skip``   pass on the item (back to the queue for others).
 * ``POST projects/<pk>/undo``        retract my last label and show that item again.
+* ``POST projects/<pk>/labels/<label>/change``  change one of my last labels to ``value``
+  (listed beside the item); answers the current item's panel.
 * ``GET  projects/<pk>/next``        the "all caught up" panel polls this: the next item's
   panel when one waits, else 204 (htmx keeps the page as it is).
 
-htmx requests (``HX-Request``) get the ``_queue_item.html`` panel; plain form posts (no
+htmx requests (``HX-Request``) get the ``_queue_item.html`` panel (and, out of band, the list of
+my last labels beside it); plain form posts (no
 JavaScript) are redirected to the queue page, so the page works without htmx too.
 """
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -23,66 +25,28 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from learners.features.url import split_url
-from learners.uploads.svmlight import FIRST_INDEX
-
 from . import enqueue
-from .access import is_project_admin, project_for
+from .access import is_project_admin, may_review, project_for
 from .annotation import (
+    RECENT_LABELS,
     DuplicateLabelError,
     LeasedToOtherError,
+    change_label,
     lease_next,
+    recent_labels,
     skip_item,
     submit_label,
     undo_last_label,
+    undoable,
     undoable_label,
 )
 from .models import Item, Label, Project
 from .queue import waiting_count, why_idle
-from .web import AppRequest, image_type
-
-#: Shortcut keys of the class buttons, in class order: digits first, then letters other than
-#: s (skip) and u (undo).
-CLASS_KEYS = "1234567890abcdefghijklmnopqrtvwxyz"
-
-
-#: images up to this size are inlined in the panel (data: URI) to save the browser a request
-INLINE_IMAGE_BYTES = 64 * 1024
-
-
-def image_src(project: Project, item: Item) -> str:
-    """The panel's ``src`` for an image item: a data: URI for small images, else the image URL."""
-    data = bytes(item.data or b"")
-    if len(data) <= INLINE_IMAGE_BYTES:
-        kind = image_type(item.filename)
-        if kind.startswith("image/"):
-            return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
-    return reverse("item-image", args=[project.pk, item.pk])
-
-
-def class_buttons(project: Project) -> list[tuple[Any, str]]:
-    """``(class value, shortcut key or "")`` for each class of the project, in class order.
-
-    A class written as one key character is its own key (digits 0-9: the key 3 labels the
-    digit 3, whatever the class order); the others take the free keys in order (1, 2, ...,
-    then letters). Classes beyond the keys have none.
-    """
-    own = {c: str(c).lower() for c in project.classes if len(str(c)) == 1 and str(c).lower() in CLASS_KEYS}
-    if len(set(own.values())) != len(own):
-        own = {}
-    free = iter(k for k in CLASS_KEYS if k not in own.values())
-    return [(c, own[c] if c in own else next(free, "")) for c in project.classes]
-
-
-def vector_rows(pairs: list[list[Any]]) -> list[tuple[int, Any]]:
-    """``(feature number, value)`` of a vector item, numbered as in LIBSVM files (from
-    :data:`~learners.uploads.svmlight.FIRST_INDEX`; items store them from 0)."""
-    return [(int(j) + FIRST_INDEX, v) for j, v in pairs]
+from .web import AppRequest, class_buttons, item_display
 
 
 def progress(project: Project, user: Any) -> dict[str, int]:
@@ -100,12 +64,31 @@ def _lease(project: Project, user: Any) -> Item | None:
     return item
 
 
+def recent_rows(project: Project, user: Any) -> list[dict[str, Any]]:
+    """My last labels (:func:`.annotation.recent_labels`) as the list beside the item shows them:
+    the label, its item's number and a short text of the item (image file name, URL or text,
+    vector size)."""
+    rows = []
+    for lab in recent_labels(project, user):
+        item = lab.item
+        if item.filename:
+            about = item.filename
+        elif item.vector_pairs is not None:
+            about = f"{len(item.vector_pairs)} non-zero features"
+        else:
+            about = item.text
+        rows.append({"label": lab, "seq": item.seq, "about": about})
+    return rows
+
+
 def _panel(request: AppRequest, project: Project, item: Item | None, error: str = "",
-           status: int = 200, can_undo: bool | None = None, saved: Any = None) -> HttpResponse:
+           status: int = 200, can_undo: bool | None = None, saved: Any = None,
+           notice: str = "") -> HttpResponse:
     """Render the item panel (or the whole page for a plain GET of the queue).
 
     ``can_undo``: whether the user has a label to undo, when the caller knows (None: look it up).
     ``saved``: the label value just stored (the panel says "saved"), None after anything else.
+    ``notice``: a confirmation to show (a label changed).
     With no item the panel says why (:func:`.queue.why_idle`).
     """
     if can_undo is None:
@@ -114,14 +97,14 @@ def _panel(request: AppRequest, project: Project, item: Item | None, error: str 
         "project": project, "item": item, "buttons": class_buttons(project), "error": error,
         "progress": progress(project, request.user),
         "can_undo": can_undo,
-        # the parts the URL featurizer sees (one definition of how a URL splits)
-        "url": split_url(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
-        "image_src": image_src(project, item) if item is not None and item.data is not None else None,
-        "vector": (vector_rows(item.vector_pairs)
-                   if item is not None and item.vector_pairs is not None else None),
+        **item_display(project, item),
         "idle": why_idle(project) if item is None else None,
         "saved": saved,
+        "notice": notice,
+        "recent": recent_rows(project, request.user), "recent_max": RECENT_LABELS,
+        "recent_oob": bool(request.htmx),  # the list beside the panel is swapped out of band
         "is_admin": not request.htmx and is_project_admin(request.user, project),  # page links only
+        "is_reviewer": not request.htmx and may_review(request.user, project),
         "can_upload": item is None and is_project_admin(request.user, project),  # the empty state's link
     }
     template = "labelling/_queue_item.html" if request.htmx else "labelling/queue.html"
@@ -182,8 +165,8 @@ def label(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
         return _refuse(request, project, str(exc), 400)
     if not request.htmx:
         return redirect("queue", pk=project.pk)
-    # the label just stored is the user's latest: undoable exactly when it is the item's label
-    return _panel(request, project, item, can_undo=saved.primary, saved=saved.value)
+    # the label just stored is the user's latest
+    return _panel(request, project, item, can_undo=undoable(saved), saved=saved.value)
 
 
 @login_required
@@ -212,6 +195,30 @@ def undo(request: AppRequest, pk: int) -> HttpResponse:
     if not request.htmx:
         return redirect("queue", pk=project.pk)
     return _panel(request, project, item)
+
+
+@login_required
+@require_POST
+def change(request: AppRequest, pk: int, label_pk: int) -> HttpResponse:
+    """Change one of my labels to the posted ``value`` (see :func:`.annotation.change_label`:
+    the learner is corrected as an undo corrects it), then show the current item again.
+    Refused: a label that is not mine, not in the project or undone (404), a value that is not
+    a class (400)."""
+    project = project_for(request.user, pk)
+    try:
+        with transaction.atomic():
+            new = change_label(project, request.user, label_pk, request.POST.get("value"))
+            if new.primary and new.pk != label_pk:
+                enqueue.labels_changed(project.pk)
+    except Label.DoesNotExist:
+        raise Http404("no such label of yours in this project") from None
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 400)
+    if not request.htmx:
+        return redirect("queue", pk=project.pk)
+    seq = Item.objects.filter(pk=new.item_id).values_list("seq", flat=True).first()
+    return _panel(request, project, _lease(project, request.user),
+                  notice=f"Item {seq} is now labelled “{new.value}”.")
 
 
 def _refuse(request: AppRequest, project: Project, message: str, status: int) -> HttpResponse:

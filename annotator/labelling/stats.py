@@ -4,10 +4,12 @@ the model card cost the same at 1k and 1M items.
 Kept in one row per project, :class:`.models.StreamStats` (its ``checkpoints`` included), written
 only under the learner-state lock, in the transactions that record what they count:
 
-* :func:`record_decisions` (the stream engine, per batch of decisions): gold counts, and a
+* :func:`record_decisions` (the stream engine, per batch of decisions): gold counts, the items
+  decided without a query per predicted class, and a
   checkpoint every ``step`` decided items (``step`` doubles when more than
   ``2 x CURVE_POINTS`` checkpoints would exist, every other one is dropped);
-* :func:`record_applied` (the pipeline, per applied label): label counts and seconds;
+* :func:`record_applied` (the pipeline, per applied label): label counts (also per class) and
+  seconds;
 * :func:`advance_frontier` (the pipeline, after labels and decisions): the importance-weighted
   sums over the prefix of the stream the estimate can cover, by the rule of :mod:`.decisions`
   (it stops at the first queried item still waiting for a label);
@@ -46,6 +48,12 @@ def load(project_id: int) -> StreamStats:
     return stats if stats is not None else rebuild(project_id)
 
 
+def _count(counts: dict[str, int], value: Any, step: int) -> None:
+    """Add ``step`` to the count of class ``value`` (keyed by its text: JSON object keys)."""
+    key = str(value)
+    counts[key] = counts.get(key, 0) + step
+
+
 def record_decisions(stats: StreamStats, start: int, queried_before: int,
                      decisions: Iterable[tuple[Any, Any, bool]]) -> None:
     """Count decisions ``(gold, prediction, queried)`` of the items ``seq = start, start+1, ...``
@@ -55,6 +63,8 @@ def record_decisions(stats: StreamStats, start: int, queried_before: int,
     for gold, prediction, was_queried in decisions:
         t += 1
         queried += bool(was_queried)
+        if not was_queried:
+            _count(stats.auto_classes, prediction, 1)
         if gold is not None:
             stats.gold_n += 1
             stats.gold_correct += gold == prediction
@@ -70,6 +80,7 @@ def record_applied(stats: StreamStats, value: Any, prediction: Any, seconds: flo
     """Count one applied primary label ``value`` of an item whose logged prediction is ``prediction``."""
     stats.labels += 1
     stats.labels_correct += value == prediction
+    _count(stats.label_classes, value, 1)
     if seconds is not None:
         stats.seconds_sum += seconds
         stats.seconds_n += 1
@@ -82,6 +93,7 @@ def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> 
     if label.applied_version is not None:
         stats.labels -= 1
         stats.labels_correct -= label.value == prediction
+        _count(stats.label_classes, label.value, -1)
         if label.seconds is not None:
             stats.seconds_sum -= label.seconds
             stats.seconds_n -= 1

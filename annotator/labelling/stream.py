@@ -18,7 +18,7 @@ import math
 
 from django.utils import timezone
 
-from . import budget
+from . import audit, budget
 from .models import Item, LearnerState, Project, StreamStats
 from .queue import look_ahead, waiting_count
 from .rows import update_rows
@@ -28,7 +28,8 @@ from .vectors import decode
 
 #: Most items loaded per database round trip while deciding (the first batch is the free places).
 BATCH = 2000
-DECISION_FIELDS = ["status", "prediction", "score", "query_prob", "queried", "model_version", "decided_at"]
+DECISION_FIELDS = ["status", "prediction", "score", "query_prob", "queried", "model_version", "decided_at",
+                   "audit_prob"]
 
 
 def batch_size(state: LearnerState, places: int) -> int:
@@ -43,7 +44,8 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
     """Decide pending items until ``look_ahead`` items wait, or ``limit`` items were decided
     (None = no limit); returns the number decided. The decisions of a batch are written by one
     set-wise statement per chunk (:func:`.rows.update_rows`) and counted in ``stats``
-    (:func:`.stats.record_decisions`; the caller saves it).
+    (:func:`.stats.record_decisions`; the caller saves it). Items decided alone may be sampled
+    for the audit (:mod:`.audit`, outside the learner's random generator).
 
     Does nothing while the project is paused. The caller saves ``lk`` afterwards.
     """
@@ -61,16 +63,18 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
             size = min(size, limit - decided)
         # by the (project, seq) index from the first undecided item (decided in seq order)
         batch = list(Item.objects.filter(project=project, seq__gte=lk.state.n_decided).pending()
-                     .order_by("seq").values_list("id", "vector", "gold")[:size])
+                     .order_by("seq").values_list("id", "seq", "vector", "gold")[:size])
         if not batch:
             break
         rows = []
         now = timezone.now()
         queried = 0
         counted = []
-        for pk, vector, gold in batch:
+        audits = []
+        for pk, seq, vector, gold in batch:
             x = decode(vector, n)
             d = learner.decide(x, lk.rng, ctl)
+            audit_prob = None
             if d.queried:
                 status = Item.Status.QUEUED
                 waiting += 1
@@ -78,11 +82,16 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
             else:
                 status = Item.Status.AUTO
                 learner.observe(x)
-            rows.append((pk, status, d.prediction, d.score, d.query_prob, d.queried, lk.state.version, now))
+                audit_prob, chosen = audit.sampled(project, seq)
+                if chosen:
+                    audits.append((pk, audit_prob))
+            rows.append((pk, status, d.prediction, d.score, d.query_prob, d.queried, lk.state.version, now,
+                         audit_prob))
             counted.append((gold, d.prediction, d.queried))
             if waiting >= target:
                 break
         update_rows(Item, DECISION_FIELDS, rows)
+        audit.open_audits(project, audits)
         record_decisions(stats, lk.state.n_decided, lk.state.n_queried, counted)
         decided += len(rows)
         lk.state.n_decided += len(rows)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, console_views, dashboard_views, planner_views, queue_views, views
+from . import api, console_views, dashboard_views, planner_views, queue_views, review_views, views
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -8,8 +8,13 @@ urlpatterns = [
     path("projects/<int:pk>/", queue_views.queue, name="queue"),
     path("projects/<int:pk>/next", queue_views.next_item, name="queue-next"),
     path("projects/<int:pk>/undo", queue_views.undo, name="undo"),
+    path("projects/<int:pk>/labels/<int:label_pk>/change", queue_views.change, name="change-label"),
     path("projects/<int:pk>/items/<int:item_pk>/label", queue_views.label, name="label"),
     path("projects/<int:pk>/items/<int:item_pk>/skip", queue_views.skip, name="skip"),
+    path("projects/<int:pk>/review/", review_views.review_queue, name="review"),
+    path("projects/<int:pk>/review/next", review_views.review_next, name="review-next"),
+    path("projects/<int:pk>/reviews/<int:review_pk>/decide", review_views.review_decide,
+         name="review-decide"),
     path("projects/<int:pk>/console", console_views.console, name="console"),
     path("projects/<int:pk>/console/params", console_views.console_params, name="console-params"),
     path("projects/<int:pk>/planner", planner_views.planner, name="planner"),

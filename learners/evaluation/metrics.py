@@ -141,3 +141,44 @@ def stream_metrics(y_true: np.ndarray, y_pred: np.ndarray, queried: np.ndarray,
     out["queries"] = float(q)
     out["query_ratio"] = q / n if n else 0.0
     return out
+
+
+def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray) -> Estimate:
+    """Estimate the accuracy of a population of auto-decided items from an audited sample
+    (docs/teams.md, "Audit of auto-decisions").
+
+    correct: bool (m,), whether the model's label of each *audited* item was right.
+    sample_prob: (m,), the probability pi_i in (0, 1] with which each was sampled; every item of
+    the population was sampled independently (Poisson sampling) with its logged pi.
+
+    Point estimate: the Hajek (ratio) estimator ``sum_i w_i c_i / sum_i w_i``, ``w_i = 1/pi_i``,
+    the inverse-probability-weighted mean (the plain mean when all pi are equal). Its variance
+    by Taylor linearisation, with the finite-population factor (1 - pi_i):
+    ``v = sum_i (1 - pi_i) w_i^2 (c_i - a)^2 / (sum_i w_i)^2``. Interval: Wilson's score interval
+    at the effective sample size ``n_eff = a (1 - a) / v`` (Kish's design effect), so it stays
+    inside [0, 1] and is not empty when every audited label was right (or wrong); there (v = 0)
+    ``n_eff`` is Kish's ``(sum w)^2 / sum w^2`` divided by the mean (1 - pi). ``n`` is m.
+    """
+    c = np.asarray(correct, dtype=float)
+    p = np.asarray(sample_prob, dtype=float)
+    if c.shape != p.shape:
+        raise ValueError("correct and sample_prob must have the same length")
+    if np.any(p <= 0) or np.any(p > 1):
+        raise ValueError("sampling probabilities must lie in (0, 1]")
+    if len(c) == 0:
+        return Estimate(None, None, None, 0)
+    w = 1.0 / p
+    value = float(np.sum(w * c) / np.sum(w))
+    var = float(np.sum((1.0 - p) * w**2 * (c - value) ** 2) / np.sum(w) ** 2)
+    if var > 0:
+        n_eff = value * (1.0 - value) / var
+    else:
+        kish = float(np.sum(w) ** 2 / np.sum(w**2))
+        fpc = float(np.mean(1.0 - p))
+        if fpc <= 0:  # every item of the population was audited: the accuracy is known exactly
+            return Estimate(value, value, value, len(c))
+        n_eff = kish / fpc
+    z2 = Z95**2
+    centre = (value + z2 / (2 * n_eff)) / (1 + z2 / n_eff)
+    half = Z95 / (1 + z2 / n_eff) * math.sqrt(value * (1 - value) / n_eff + z2 / (4 * n_eff**2))
+    return Estimate(value, max(0.0, centre - half), min(1.0, centre + half), len(c))

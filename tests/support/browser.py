@@ -20,9 +20,15 @@ from .resources import services_required
 
 CHROMIUM = "/usr/bin/chromium"
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
+#: axe-core's browser bundle, installed by `make install` from package.json (npm, pinned)
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+#: the axe-core impacts a page must not have (issue 16, point 7)
+AXE_BLOCKING = ("serious", "critical")
 
 
-def _missing() -> str | None:
+def _missing(axe: bool = False) -> str | None:
+    if axe and not AXE.exists():
+        return f"{AXE} not found (npm package axe-core; `make install` installs it)"
     if not os.path.exists(CHROMIUM):
         return f"{CHROMIUM} not found (Debian package chromium; `make test` installs it)"
     try:
@@ -38,6 +44,20 @@ CSP_VIOLATION = "Content Security Policy"
 
 @pytest.fixture
 def chromium_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A fresh Chromium page at 1280x800 (closed afterwards), see :func:`_chromium`."""
+    yield from _chromium(monkeypatch, bypass_csp=False)
+
+
+@pytest.fixture
+def axe_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """:func:`chromium_page` whose context lets the test inject axe-core (:func:`axe_violations`):
+    Playwright adds a script by content, an inline script that the app's Content-Security-Policy
+    refuses, so this context bypasses the policy (the app's pages are checked under it by
+    every other browser test)."""
+    yield from _chromium(monkeypatch, bypass_csp=True)
+
+
+def _chromium(monkeypatch: pytest.MonkeyPatch, bypass_csp: bool) -> Iterator[Any]:
     """A fresh Chromium page at 1280x800 (closed afterwards).
 
     Every console message about a Content-Security-Policy violation is collected in
@@ -48,7 +68,7 @@ def chromium_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     test's own ORM calls; they are plain synchronous calls, hence DJANGO_ALLOW_ASYNC_UNSAFE.
     """
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    problem = _missing()
+    problem = _missing(axe=bypass_csp)
     if problem:
         if services_required():
             pytest.fail(f"browser tests required (REQUIRE_SERVICES=1): {problem}")
@@ -57,7 +77,8 @@ def chromium_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+        context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True,
+                                      bypass_csp=bypass_csp)
         page = context.new_page()
         page.set_default_timeout(20_000)
         page.csp_violations = []
@@ -93,7 +114,9 @@ def screenshot(page: Any, name: str) -> Path:
     """Save a full-page PNG under test-output/ and return its path."""
     OUTPUT.mkdir(exist_ok=True)
     path = OUTPUT / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    # caret="initial": Playwright's default ("hide") injects a style that the page's CSP reports as
+    # a violation when htmx swaps the focused field afterwards (the app's own pages inject none)
+    page.screenshot(path=str(path), full_page=True, caret="initial")
     return path
 
 
@@ -104,3 +127,18 @@ def log_in(page: Any, base_url: str, username: str, password: str) -> None:
     page.fill("input[name=password]", password)
     page.click("button[type=submit], input[type=submit]")
     page.wait_for_url(f"{base_url}/")
+
+
+def axe_violations(page: Any, impacts: tuple[str, ...] = AXE_BLOCKING) -> list[str]:
+    """Run axe-core (WCAG 2.0/2.1 A and AA rules and its best practices) on the page as it is
+    now and describe each violation of one of ``impacts``: rule, impact, help and the first
+    offending elements. Needs a page of :func:`axe_page` (the script is injected)."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    result = page.evaluate("""() => axe.run(document, {
+        runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+        resultTypes: ["violations"]})""")
+    return [f"{v['id']} ({v['impact']}): {v['help']} -- "
+            + "; ".join(" ".join(n["target"]) + " " + n.get("failureSummary", "").replace("\n", " ")
+                        for n in v["nodes"][:4])
+            for v in result["violations"] if v["impact"] in impacts]

@@ -1,0 +1,136 @@
+"""Issue 18: the hot requests cost the same whatever the stream's and the queue's length.
+
+* The waiting count read from the counters (queues longer than ``queue.COUNT_CAP``) equals the
+  rows it stands for, through leases, expired leases, labels applied or not, skips and undos.
+* The label + next request, the metrics API and the dashboard issue the same SQL statements on a
+  stream ten times longer with a queue ten times longer; on PostgreSQL they also read the same
+  number of item rows (``pg_stat_xact_user_tables``: rows the transaction fetched).
+
+Counts, never timings: the timings are benchmarks/scale.py's (benchmarks/SCALE.md).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from annotator.labelling import queue
+from annotator.labelling.annotation import lease_next, skip_item, submit_label, undo_last_label
+from annotator.labelling.models import Item, Membership
+from annotator.labelling.pipeline import update_project
+
+from .support.app import digits_project, leased_item_id, member
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def rows_waiting(project) -> int:
+    """The definition: every waiting row, counted."""
+    return Item.objects.filter(project=project).waiting().count()
+
+
+@pytest.mark.django_db
+def test_the_waiting_count_from_the_counters_equals_the_rows(monkeypatch):
+    monkeypatch.setattr(queue, "COUNT_CAP", 2)  # every count below goes through the counters
+    project = digits_project(120, params={"delta": 100.0}, look_ahead=40)
+    update_project(project.pk)
+    a, b, c = (member(project, name) for name in "abc")
+    checks = []
+
+    def check(what: str) -> None:
+        checks.append(what)
+        assert queue.waiting_count(project) == rows_waiting(project), what
+
+    check("decided")
+    first = lease_next(project, a)
+    lease_next(project, b)
+    check("two leases")
+    submit_label(project, first.pk, a, first.gold)
+    check("a label not applied yet")
+    update_project(project.pk)
+    check("applied, the queue topped up")
+    Item.objects.filter(project=project, status="leased", lease_owner=b).update(
+        lease_expires=timezone.now() - timedelta(seconds=1))
+    check("an expired lease")
+    taken = lease_next(project, c)  # c takes b's expired item or the next one
+    check("leased again")
+    skip_item(taken, c)
+    check("skipped")
+    nxt = lease_next(project, a)
+    submit_label(project, nxt.pk, a, nxt.gold)
+    update_project(project.pk)
+    undo_last_label(project, a)  # an applied label undone: the item is leased to a again
+    check("undone")
+    update_project(project.pk)  # the rebuild
+    late = lease_next(project, b)
+    submit_label(project, late.pk, b, late.gold)
+    submit_label(project, late.pk, c, late.gold)  # a second opinion: not primary
+    check("a second opinion")
+    assert rows_waiting(project) > queue.COUNT_CAP  # the counters were what was compared
+
+
+def long_queue_project(n: int):
+    """``n`` digits nearly all queued (a queue of about ``n`` items), an annotator on the queue page."""
+    project = digits_project(n, params={"delta": 100.0}, look_ahead=n)
+    update_project(project.pk)
+    project.look_ahead = 8
+    project.save(update_fields=["look_ahead"])
+    admin = member(project, f"boss{n}", role=Membership.Role.ADMIN)
+    person = Client()
+    person.force_login(member(project, f"ann{n}"))
+    board = Client()
+    board.force_login(admin)
+    return project, person, board
+
+
+def costs(n: int, rows: bool = False) -> dict[str, int]:
+    """SQL statements (or, ``rows``: item rows fetched, PostgreSQL) of a label + next request, the
+    metrics API and the dashboard panel on a project of ``n`` items with a queue of about ``n``."""
+    project, person, board = long_queue_project(n)
+    page = person.get(f"/projects/{project.pk}/")
+    item = Item.objects.get(pk=leased_item_id(page))
+    requests = {
+        "label + next": lambda: person.post(f"/projects/{project.pk}/items/{item.pk}/label",
+                                            {"value": item.gold}, **HX),
+        "metrics": lambda: board.get(f"/api/projects/{project.pk}/metrics"),
+        "dashboard": lambda: board.get(f"/projects/{project.pk}/dashboard/panel", **HX),
+    }
+    out = {}
+    for name, request in requests.items():
+        before = items_fetched() if rows else 0
+        with CaptureQueriesContext(connection) as queries:
+            answer = request()
+        assert answer.status_code == 200, (name, answer.content[:300])
+        out[name] = items_fetched() - before if rows else len(queries.captured_queries)
+    return out
+
+
+def items_fetched() -> int:
+    """Item rows this transaction fetched so far: by sequential scans and through indexes."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
+                       "FROM pg_stat_xact_user_tables WHERE relname = 'labelling_item'")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db
+def test_the_hot_requests_issue_the_same_statements_on_a_ten_times_longer_queue(monkeypatch):
+    monkeypatch.setattr(queue, "COUNT_CAP", 20)  # both queues are longer: the counters count them
+    small, large = costs(60), costs(600)
+    assert small == large, (small, large)
+
+
+@pytest.mark.services
+@pytest.mark.django_db
+def test_the_hot_requests_read_as_many_item_rows_on_a_ten_times_longer_queue(services, monkeypatch):
+    """PostgreSQL: rows fetched, not plans; the queue index's few rows per request, not the queue."""
+    monkeypatch.setattr(queue, "COUNT_CAP", 20)
+    small, large = costs(60, rows=True), costs(600, rows=True)
+    for name in small:
+        assert large[name] <= small[name] + 5, (name, small, large)
+        assert large[name] < 200, (name, large)  # a tenth of the queue at most
