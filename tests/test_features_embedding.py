@@ -69,7 +69,8 @@ def test_a_texts_vector_does_not_depend_on_its_batch():
 def test_threads_do_not_change_the_vectors():
     """Batches encoded on several threads at once (the speed-up on 2 cores) give the vectors
     one thread gives, and the default follows the CPUs the process may use."""
-    words = "free prize call now lunch at the station cash reward weekly draw home".split()
+    words = ["free", "prize", "call", "now", "lunch", "at", "the", "station", "cash", "reward",
+             "weekly", "draw", "home"]
     texts = [" ".join(words[(i * 7 + j) % len(words)] for j in range(1 + i % 23)) for i in range(100)]
     one = embedding.encoder().embed(texts, 128, n_threads=1)
     three = embedding.encoder().embed(texts, 128, n_threads=3)  # 4 batches of mixed lengths
