@@ -16,7 +16,7 @@ from celery import shared_task
 from django.db.models import OuterRef, Q
 
 from . import ingest, jobs, pipeline, planner, retention
-from .models import ImportJob, Label, PlannerRun, Project, WorkerHeartbeat, pending_exists
+from .models import Consensus, ImportJob, Label, PlannerRun, Project, WorkerHeartbeat, pending_exists
 
 
 @shared_task(name="annotator.labelling.tasks.apply_labels")
@@ -55,10 +55,12 @@ def import_upload(job_id: int) -> None:
 
 
 def projects_needing_work() -> list[int]:
-    """Projects with unapplied labels, or running projects with pending items."""
+    """Projects with unapplied labels or opinions waiting for their consensus, or running
+    projects with pending items."""
     unapplied = Label.objects.filter(primary=True, applied_version__isnull=True).values("project_id")
+    due = Consensus.objects.filter(due=True).values("project_id")
     pending = pending_exists(OuterRef("pk")) & Q(stream_state=Project.StreamState.RUNNING)
-    return list(Project.objects.filter(Q(pk__in=unapplied) | pending)
+    return list(Project.objects.filter(Q(pk__in=unapplied) | Q(pk__in=due) | pending)
                 .order_by("pk").values_list("pk", flat=True))
 
 
