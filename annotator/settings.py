@@ -20,7 +20,9 @@ Environment variables (all optional for local development):
 * ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
-* ``MAX_UPLOAD_BYTES``: largest accepted upload (default 50 MB).
+* ``MAX_UPLOAD_BYTES``: largest accepted upload file (default 2 GB; uploads are streamed).
+* ``MAX_BODY_BYTES``: largest request body besides upload files, e.g. a JSON API batch
+  (default 50 MB).
 * ``VAR_DIR``: folder for the SQLite file and the broker folders (default ``<repo>/var``).
 * ``LOGIN_FAILURE_LIMIT`` (default 5) and ``LOGIN_COOLOFF_MINUTES`` (default 15): login
   throttling, see ``AXES_*`` below.
@@ -94,6 +96,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # inside CSP and auth: the app's 404 page (with its navigation) even under DEBUG
+    "annotator.labelling.not_found.NotFoundPageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -186,11 +190,15 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-list"
 LOGOUT_REDIRECT_URL = "login"
 
-# Uploads: the whole file is read into memory up to MAX_UPLOAD_BYTES (items are parsed and
-# validated in full before anything is stored); larger request bodies are refused.
-MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", 50 * 1024 * 1024))
+# Uploads are streamed (issue 18): the request spools a file above 5 MB to a temporary file,
+# the view copies it into the database in parts, a worker parses, featurizes and stores it a
+# chunk at a time; no step holds the file whole, so the limit can be gigabytes (it bounds the
+# disk and database space an upload takes, about twice its size while it is imported).
+MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", 2 * 1024 * 1024 * 1024))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024  # larger files spool to a temporary file
-DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES  # also bounds JSON API request bodies
+# Request bodies other than upload files (JSON API batches, forms) are read into memory.
+MAX_BODY_BYTES = int(os.environ.get("MAX_BODY_BYTES", 50 * 1024 * 1024))
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 #: Largest batch accepted by ``POST /api/projects/<id>/items``.
 API_MAX_BATCH = int(os.environ.get("API_MAX_BATCH", 1000))
 

@@ -38,11 +38,14 @@ class Param:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.kind is bool:
             return "true or false"
+        def number(v: float) -> str:  # an integer bound in full (2147483647, not 2.14748e+09)
+            return str(int(v)) if self.kind is int else f"{v:g}"
+
         parts = []
         if self.low is not None:
-            parts.append(f"{'>' if self.low_open else '>='} {self.low:g}")
+            parts.append(f"{'>' if self.low_open else '>='} {number(self.low)}")
         if self.high is not None:
-            parts.append(f"{'<' if self.high_open else '<='} {self.high:g}")
+            parts.append(f"{'<' if self.high_open else '<='} {number(self.high)}")
         kind = "an integer" if self.kind is int else "a number"
         return f"{kind} " + " and ".join(parts) if parts else kind
 

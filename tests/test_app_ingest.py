@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from annotator.labelling.demo import digit_png
-from annotator.labelling.ingest import IngestError, import_records, parse_upload, run_job
-from annotator.labelling.models import ImportJob, Item, Project
+from annotator.labelling.ingest import IngestError, import_records, new_job, parse_upload, run_job
+from annotator.labelling.models import Item, Project
 from annotator.labelling.projects import create_project
 from annotator.labelling.vectors import decode
 from learners.uploads import image_zip
@@ -151,11 +151,11 @@ def test_wrong_format_for_the_project_kind_and_unknown_extension():
 def test_import_job_records_progress_and_outcome():
     project = text_project()
     lines = b"".join(json.dumps({"text": f"t {i}"}).encode() + b"\n" for i in range(7))
-    ok = ImportJob.objects.create(project=project, filename="a.jsonl", data=lines)
+    ok = new_job(project, "a.jsonl", [lines])
     job = run_job(ok.pk)
-    assert (job.status, job.done, job.total, job.data) == ("done", 7, 7, None)
+    assert (job.status, job.done, job.total, job.parts.exists()) == ("done", 7, 7, False)
     assert run_job(ok.pk) is None  # a second delivery of the task does nothing
-    bad = ImportJob.objects.create(project=project, filename="b.csv", data=b"text\nok\n\n,\n")
+    bad = new_job(project, "b.csv", [b"text\nok\n\n,\n"])
     job = run_job(bad.pk)
     assert job.status == "failed" and "line 4" in job.error
     assert Item.objects.filter(project=project).count() == 7

@@ -10,9 +10,10 @@ import json
 import pytest
 from django.test import Client
 
-from annotator.labelling import api
+from annotator.labelling import api, consensus
 from annotator.labelling.annotation import submit_label, undo_last_label
-from annotator.labelling.models import Item, Label, Membership
+from annotator.labelling.models import Consensus, Item, Label, Membership
+from annotator.labelling.pipeline import update_project
 
 from .support.app import member, text_project
 from .support.html import parse
@@ -44,11 +45,19 @@ def expected_rows(project) -> list[dict]:
     """The labels as stored, in label order, in the opinions' JSON form."""
     roles = dict(Membership.objects.filter(project=project).values_list("user__username", "role"))
     labels = Label.objects.filter(project=project).order_by("id").select_related("item", "annotator")
-    return [{"label_id": lab.pk, "item_id": lab.item_id, "seq": lab.item.seq,
-             "annotator": lab.annotator.username, "role": roles[lab.annotator.username], "label": lab.value,
-             "created": lab.created.isoformat(), "primary": lab.primary,
-             "undone_at": lab.undone_at.isoformat() if lab.undone_at else None}
-            for lab in labels]
+    agreed = {c.item_id: c for c in Consensus.objects.filter(project=project).select_related("decided_by")}
+    rows = []
+    for lab in labels:
+        c = agreed.get(lab.item_id)
+        rows.append({
+            "label_id": lab.pk, "item_id": lab.item_id, "seq": lab.item.seq,
+            "annotator": lab.annotator.username, "role": roles.get(lab.annotator.username),
+            "kind": lab.kind, "label": lab.value, "created": lab.created.isoformat(),
+            "primary": lab.primary, "undone_at": lab.undone_at.isoformat() if lab.undone_at else None,
+            "overlap_k": lab.item.overlap_k, "consensus": c and c.value, "consensus_status": c and c.status,
+            "consensus_method": c and c.method, "consensus_by": c and c.decided_by and c.decided_by.username,
+            "consensus_at": c and c.decided_at.isoformat()})
+    return rows
 
 
 def body(response) -> str:
@@ -76,6 +85,47 @@ def test_the_opinions_export_carries_every_label_with_who_when_and_whether_it_st
 
     for fmt in ("csv", "jsonl"):  # annotators do not export
         assert annotator.get(f"/projects/{project.pk}/export/opinions.{fmt}").status_code == 403
+
+
+def test_the_exports_and_the_api_carry_the_consensus_of_overlapped_items(team):
+    project, admin, _ = team
+    project.overlap_fraction, project.overlap_k = 1.0, 2
+    project.save()
+    from annotator.labelling.ingest import Record, import_records
+
+    import_records(project, [Record("t2", "free cash"), Record("t3", "lunch at noon")])
+    update_project(project.pk)  # decides both; overlapped with probability 1
+    new = list(Item.objects.filter(project=project, seq__gte=2).order_by("seq"))
+    assert all((i.overlap_k, i.overlap_prob) == (2, 1.0) for i in new if i.queried)
+    Item.objects.filter(pk__in=[i.pk for i in new]).update(status=Item.Status.QUEUED, queried=True,
+                                                           overlap_k=2)
+    evil, bob = member(project, "@evil"), member(project, "bob")
+    for item, (a, b) in zip(new, [("spam", "spam"), ("ham", "spam")], strict=True):
+        submit_label(project, item.pk, evil, a)
+        submit_label(project, item.pk, bob, b)
+    update_project(project.pk)
+    boss = member(project, "boss", Membership.Role.ADMIN)
+    consensus.resolve(new[1], "ham", by=boss)
+    rows = expected_rows(project)
+    mine = [r for r in rows if r["seq"] >= 2]
+    assert [(r["annotator"], r["label"], r["consensus"], r["consensus_status"], r["consensus_by"])
+            for r in mine] == [("@evil", "spam", "spam", "agreed", None),
+                               ("bob", "spam", "spam", "agreed", None),
+                               ("@evil", "ham", "ham", "adjudicated", "boss"),
+                               ("bob", "spam", "ham", "adjudicated", "boss")]
+    assert all(r["overlap_k"] == 2 and r["role"] == "annotator" and r["kind"] == "opinion" for r in mine)
+    assert all(r["consensus"] is None and r["overlap_k"] == 1 for r in rows if r["seq"] < 2)
+    jsonl = body(admin.get(f"/projects/{project.pk}/export/opinions.jsonl"))
+    assert [json.loads(line) for line in jsonl.splitlines()] == rows
+    cells = list(csv.DictReader(io.StringIO(body(admin.get(f"/projects/{project.pk}/export/opinions.csv")),
+                                            newline="")))
+    assert [(c["consensus"], c["consensus_status"], c["consensus_method"], c["consensus_by"])
+            for c in cells[-4:]] == [
+        ("spam", "agreed", "majority", ""), ("spam", "agreed", "majority", ""),
+        ("ham", "adjudicated", "adjudication", "boss"), ("ham", "adjudicated", "adjudication", "boss")]
+    assert cells[-1]["consensus_at"] == rows[-1]["consensus_at"] != ""
+    assert admin.get(f"/api/projects/{project.pk}/opinions").json()["opinions"] == rows
+    assert consensus.values(project) == {new[0].pk: "spam", new[1].pk: "ham"}
 
 
 def test_the_api_reads_the_opinions_a_page_at_a_time(team, monkeypatch):

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from .changes import record_changes, snapshot
-from .models import ImportJob, Item, Label, LearnerState, Membership, Project
+from .models import Consensus, ImportJob, Item, Label, LearnerState, Membership, Project
 from .projects import save_new_project
 
 
@@ -49,9 +49,18 @@ class ItemAdmin(admin.ModelAdmin):
 
 @admin.register(Label)
 class LabelAdmin(admin.ModelAdmin):
-    list_display = ("item", "annotator", "value", "primary", "applied_version", "seconds", "created")
-    list_filter = ("project", "primary")
+    list_display = ("item", "annotator", "kind", "value", "primary", "applied_version", "seconds", "created")
+    list_filter = ("project", "primary", "kind")
     raw_id_fields = ("item",)
+
+
+@admin.register(Consensus)
+class ConsensusAdmin(admin.ModelAdmin):
+    """Read only: a reviewer decides through :func:`.consensus.resolve`, which corrects the learner."""
+
+    list_display = ("item", "value", "status", "method", "decided_by", "decided_at", "due")
+    list_filter = ("project", "status")
+    readonly_fields = ("item", "project", "value", "status", "method", "decided_by", "decided_at", "due")
 
 
 @admin.register(LearnerState)

@@ -2,7 +2,8 @@
 Krippendorff's alpha (nominal) over the items that two or more annotators labelled.
 
 An *opinion* is an ``(item id, annotator, label value)`` triple: every label of the project that
-was not undone and whose annotator still exists, primary or not (a second opinion is stored as a
+was not undone and whose annotator still exists, primary or not, except a reviewer's
+adjudication (:mod:`.consensus`) (a second opinion is stored as a
 non-primary :class:`~.models.Label`). An annotator gives at most one such label per item
 (:func:`.annotation.submit_label` refuses a second one). The pure functions take the triples;
 :func:`project_opinions` reads them from the database.
@@ -106,7 +107,8 @@ def _codes(values: Iterable[Hashable]) -> dict[Hashable, int]:
 def project_opinions(project: Project) -> list[Opinion]:
     """The project's opinions (see the module docstring) on the items with two or more of them,
     in label order (the database leaves out the rest: most items have one label)."""
-    standing = Label.objects.filter(project=project, undone_at__isnull=True, annotator__isnull=False)
+    standing = Label.objects.filter(project=project, undone_at__isnull=True, annotator__isnull=False,
+                                    kind=Label.Kind.OPINION)
     overlapped = standing.values("item_id").annotate(n=Count("id")).filter(n__gte=2).values("item_id")
     rows = (standing.filter(item_id__in=overlapped).order_by("id")
             .values_list("item_id", "annotator__username", "value"))

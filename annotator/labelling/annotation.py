@@ -12,6 +12,11 @@ The locks are described in docs/architecture.md ("Celery tasks, the sweep and th
   for an item leased to another annotator (live lease) is refused. A label for an item whose
   own lease expired is accepted if nobody labelled it yet; otherwise it is kept as an extra
   opinion (``primary=False``) and never lost.
+* Overlap (:mod:`.overlap`): an item with ``overlap_k > 1`` goes back to the queue after each
+  label until ``overlap_k`` annotators gave a standing opinion; none of its opinions is primary
+  until its consensus (:mod:`.consensus`), which the pipeline computes once they are all in.
+  Nobody is offered an item they labelled (nor one they skipped). Labels of an item a reviewer
+  decided (:func:`.consensus.resolve`) can no longer be undone or changed.
 
 An annotator may also change any of their last labels (:func:`change_label`): the old label is
 retracted exactly as an undo retracts it (one definition, :func:`_retract`) and the new one takes
@@ -32,10 +37,10 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from . import stats
+from . import consensus, stats
 from .faults import hold_point
 from .honeypots import honeypot_of, maybe_serve, open_honeypot
 from .models import Honeypot, Item, Label, LearnerState, Membership, Project, Skip, leased_by_q, waiting_q
@@ -44,7 +49,7 @@ from .models import Honeypot, Item, Label, LearnerState, Membership, Project, Sk
 LEASE_ATTEMPTS = 5
 LABELABLE = (Item.Status.QUEUED, Item.Status.LEASED, Item.Status.LABELLED, Item.Status.SKIPPED)
 #: Item columns a label submission reads and writes (the image and the vector stay in the table).
-LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires")
+LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires", "overlap_k", "n_opinions")
 
 
 def lease_next(project: Project, user: Any) -> Item | None:
@@ -61,6 +66,8 @@ def lease_next(project: Project, user: Any) -> Item | None:
     Honeypots (:mod:`.honeypots`): the user's open honeypot comes first; when a waiting item
     would be leased, a honeypot is served instead with the project's ``honeypot_rate``.
     """
+    # an overlapped item waits for the others once the user gave their opinion on it
+    labelled_by = Exists(Label.objects.filter(item=OuterRef("pk"), annotator=user, undone_at__isnull=True))
     with transaction.atomic():
         honeypot = open_honeypot(project, user)
         if honeypot is not None:
@@ -73,7 +80,7 @@ def lease_next(project: Project, user: Any) -> Item | None:
             if pk is not None:
                 break
             found = (items.select_for_update(skip_locked=True)
-                     .filter(waiting_q(now) & ~Q(skips__annotator=user))
+                     .filter(waiting_q(now) & ~Q(skips__annotator=user)).exclude(labelled_by)
                      .order_by("seq").values_list("pk", "seq").first())
             if found is None:
                 break
@@ -108,8 +115,9 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
     else None. Raises ``Item.DoesNotExist`` for an item not in the project, ValueError when the
     value is not a class or the item was never queried, :class:`LeasedToOtherError` when
     another annotator holds a live lease on it and :class:`DuplicateLabelError` when ``user``
-    already labelled it; nothing is stored then. A ``primary`` label needs ``apply_labels``
-    (the caller's :func:`.enqueue.labels_changed`). The answer to ``user``'s open honeypot on the
+    already labelled it; nothing is stored then. A ``primary`` label, and the last opinion an
+    overlapped item waited for, need ``apply_labels`` (the caller's :func:`.enqueue.labels_changed`
+    when :func:`needs_pipeline`). The answer to ``user``'s open honeypot on the
     item is a non-primary label linked to the honeypot (``seconds`` since it was served).
     """
     cls = project.parse_class(value)
@@ -136,14 +144,28 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
         if item.lease_owner_id == user.pk and item.lease_expires is not None:
             leased_at = item.lease_expires - timedelta(seconds=project.lease_seconds)
             seconds = max(0.0, (now - leased_at).total_seconds())
-        primary = not any(was_primary for _, was_primary, _ in earlier)
-        label = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
+        overlapped = item.overlap_k > 1
+        primary = not overlapped and not any(was_primary for _, was_primary, _ in earlier)
+        label = Label.objects.create(item=item, project=project, annotator=user, value=cls,
                                      seconds=seconds, primary=primary)
         hold_point("LABEL")
-        if primary:
+        item.n_opinions += 1
+        if primary or (overlapped and item.n_opinions >= item.overlap_k):
             item.status, item.lease_owner_id, item.lease_expires = Item.Status.LABELLED, None, None
-            item.save(update_fields=["status", "lease_owner", "lease_expires"])
+        elif overlapped and item.status == Item.Status.LEASED:  # back in the queue for the others
+            item.status, item.lease_owner_id, item.lease_expires = Item.Status.QUEUED, None, None
+        Item.objects.filter(pk=item.pk).update(status=item.status, lease_owner_id=item.lease_owner_id,
+                                               lease_expires=item.lease_expires,
+                                               n_opinions=F("n_opinions") + 1)
+        if overlapped and item.n_opinions >= item.overlap_k:
+            consensus.mark_due(item)
         return label
+
+
+def needs_pipeline(label: Label) -> bool:
+    """The pipeline has work after storing ``label``: it is primary, or its item's opinions are
+    all in and wait to be aggregated (:func:`.consensus.mark_due`)."""
+    return label.primary or consensus.is_due(label.item_id)
 
 
 def skip_item(item: Item, user: Any) -> None:
@@ -165,40 +187,56 @@ def skip_item(item: Item, user: Any) -> None:
 
 
 def undoable(label: Label) -> bool:
-    """Whether ``label`` can be undone if it is its annotator's latest: not undone, and the
-    item's label (primary) or the answer to a honeypot."""
-    return label.undone_at is None and (label.primary or honeypot_of(label) is not None)
+    """Whether ``label`` can be undone if it is its annotator's latest: an opinion not undone,
+    on an item no reviewer decided, and the item's label (primary), an opinion on an overlapped
+    item, or the answer to a honeypot."""
+    if label.undone_at is not None or label.kind != Label.Kind.OPINION:
+        return False
+    if not (label.primary or label.item.overlap_k > 1 or honeypot_of(label) is not None):
+        return False
+    return not consensus.is_adjudicated(label.item_id)
 
 
 def undoable_label(project: Project, user: Any) -> Label | None:
     """The label ``user`` may undo: their latest label in the project, if :func:`undoable`.
     Older labels cannot be undone (one step back)."""
-    label = Label.objects.filter(project=project, annotator=user).order_by("-id").first()
+    label = (Label.objects.filter(project=project, annotator=user).select_related("item")
+             .order_by("-id").first())
     return label if label is not None and undoable(label) else None
 
 
+def _lock_state(project: Project) -> None:
+    """Lock the project's learner state row, FIRST (the pipeline's lock order: state, then labels
+    and items): the aggregates and the primary labels are written under it only."""
+    LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
+
+
 def _retract(project: Project, label: Label, item: Item) -> None:
-    """Take back ``label`` (its row and its item's row locked by the caller): the one definition
-    of what an undo does to the label, the learner and the aggregates, shared by
-    :func:`undo_last_label` and :func:`change_label`.
+    """Take back ``label`` (the state row locked first, then its row and its item's, by the
+    caller): the one definition of what an undo does to the label, the learner and the
+    aggregates, shared by :func:`undo_last_label` and :func:`change_label`.
 
     The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
     recorded). If it was the item's primary label: when the learner had already learnt from it,
     ``LearnerState.needs_rebuild`` asks the pipeline to rebuild the learner from the remaining
     labels in their applied order (the learner is corrected exactly, as if the label had never
     been given: a new model version), and the aggregates (:func:`.stats.record_undo`) lose it.
-    An extra opinion (not primary) never reached the learner: only its row changes.
+    An opinion on an overlapped item also withdraws the item's consensus
+    (:func:`.consensus.withdraw`: its primary label leaves the learner the same way) until the
+    opinions are all in again. An extra opinion (not primary) never reached the learner.
     """
-    was_primary = label.primary
-    label.undone_at, label.primary = timezone.now(), False
-    label.save(update_fields=["undone_at", "primary"])
-    if not was_primary:
-        return
-    if label.applied_version is not None:
+    counts = stats.load(project.pk)
+    rebuild = consensus.withdraw(item, counts) if item.overlap_k > 1 else False
+    label.refresh_from_db(fields=["primary"])
+    if label.primary:
+        rebuild = consensus.demote(label, item, counts) or rebuild
+    label.undone_at = timezone.now()
+    label.save(update_fields=["undone_at"])
+    # a honeypot's answer never counted (its item is not in the queue)
+    if Item.objects.filter(pk=item.pk, n_opinions__gt=0).update(n_opinions=F("n_opinions") - 1):
+        item.n_opinions -= 1
+    if rebuild:
         LearnerState.objects.filter(project=project).update(needs_rebuild=True)
-    else:  # the aggregates are written under the state lock only
-        LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
-    stats.record_undo(stats.load(project.pk), label, item.seq, item.prediction)
 
 
 def undo_last_label(project: Project, user: Any) -> Item:
@@ -214,6 +252,7 @@ def undo_last_label(project: Project, user: Any) -> Item:
         label = undoable_label(project, user)
         if label is None:
             raise ValueError("nothing to undo")
+        _lock_state(project)
         label = Label.objects.select_for_update().get(pk=label.pk)
         item = Item.objects.select_for_update().get(pk=label.item_id)
         if Honeypot.objects.filter(label=label).update(label=None):
@@ -244,20 +283,33 @@ def change_label(project: Project, user: Any, label_id: int, value: Any) -> Labe
     (primary if the old one was, with the old one's annotator seconds); the item keeps its
     status. Returns the new label, or the old one unchanged when ``value`` is its class already.
 
+    On an overlapped item the new opinion is not primary: the item's consensus is aggregated
+    again (:func:`.consensus.mark_due`) once its opinions are all in.
+
     Raises ``Label.DoesNotExist`` for a label that is not ``user``'s in ``project`` or is undone,
-    ValueError when ``value`` is not a class. A primary change needs ``apply_labels`` (the
-    caller's :func:`.enqueue.labels_changed`).
+    ValueError when ``value`` is not a class or a reviewer decided the item. A primary change,
+    and a change on an overlapped item, need ``apply_labels`` (the caller's
+    :func:`.enqueue.labels_changed` when :func:`needs_pipeline`).
     """
     with transaction.atomic():
+        _lock_state(project)
         label = Label.objects.select_for_update().get(pk=label_id, project=project, annotator=user,
-                                                      undone_at__isnull=True)
+                                                      undone_at__isnull=True, kind=Label.Kind.OPINION)
         cls = project.parse_class(value)
         if label.value == cls:
             return label
+        if consensus.is_adjudicated(label.item_id):
+            raise ValueError("a reviewer decided this item: its labels cannot change")
         item = Item.objects.select_for_update().get(pk=label.item_id)
-        primary = label.primary
+        overlapped = item.overlap_k > 1
+        primary = label.primary and not overlapped
+        counted = item.n_opinions
         _retract(project, label, item)
         new = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
                                    seconds=label.seconds, primary=primary)
         Honeypot.objects.filter(label=label).update(label=new)  # a honeypot's answer stays linked
+        if counted > item.n_opinions:  # the old one counted: the new one does
+            Item.objects.filter(pk=item.pk).update(n_opinions=F("n_opinions") + 1)
+        if overlapped and counted >= item.overlap_k:
+            consensus.mark_due(item)
         return new

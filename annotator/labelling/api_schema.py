@@ -52,14 +52,25 @@ ITEM_STATE = {"type": "object", "required": ["id", "seq", "status"], "properties
     "prediction": {"description": "a class value, null until decided or when hidden"},
     "score": {"type": ["number", "null"]}, "query_prob": {"type": ["number", "null"]},
     "queried": {"type": ["boolean", "null"]}, "model_version": {"type": ["integer", "null"]}}}
-OPINION = {"type": "object", "required": ["label_id", "item_id", "seq", "annotator", "role", "label",
-                                           "created", "primary", "undone_at"], "properties": {
+NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
+OPINION = {"type": "object", "required": ["label_id", "item_id", "seq", "annotator", "role", "kind", "label",
+                                           "created", "primary", "undone_at", "overlap_k", "consensus",
+                                           "consensus_status", "consensus_method", "consensus_by",
+                                           "consensus_at"], "properties": {
     "label_id": {"type": "integer"}, "item_id": {"type": "integer"}, "seq": {"type": "integer"},
     "annotator": {"type": ["string", "null"], "description": "null: the user was deleted"},
     "role": {"type": ["string", "null"], "description": "membership role; null: none (staff, deleted)"},
     "label": {"description": "a class value"}, "created": {"type": "string", "format": "date-time"},
     "primary": {"type": "boolean", "description": "the label the learner uses"},
-    "undone_at": {"type": ["string", "null"], "format": "date-time", "description": "null: not undone"}}}
+    "undone_at": {**NULLABLE_TIME, "description": "null: not undone"},
+    "kind": {"enum": ["opinion", "adjudication"], "description": "adjudication: a reviewer's class "
+             "that no annotator gave"},
+    "overlap_k": {"type": "integer", "description": "distinct annotators the item needs (1: not overlapped)"},
+    "consensus": {"description": "the item's consensus class; null: none yet, or disputed (majority vote)"},
+    "consensus_status": {"enum": ["agreed", "majority", "disputed", "adjudicated", None]},
+    "consensus_method": {"enum": ["majority", "dawid-skene", "adjudication", None]},
+    "consensus_by": {"type": ["string", "null"], "description": "the reviewer who decided (adjudicated)"},
+    "consensus_at": {**NULLABLE_TIME, "description": "when the consensus was last set"}}}
 #: answers every API operation may give besides its own
 COMMON_ERRORS = {"400": "malformed request", "403": "no or wrong token (the same for a missing project), "
                  "or a member without the role asked for", "404": "no such project, or a session "

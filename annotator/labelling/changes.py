@@ -17,10 +17,13 @@ from .models import Project, ProjectChange
 UNRECORDED = {"id", "created", "api_token"}
 
 
-def record(project: Project, user: Any, field: str, old: Any, new: Any) -> None:
-    """Add one history entry when ``old != new`` (values JSON-able; ``user`` may be None)."""
-    if old != new:
-        ProjectChange.objects.create(project=project, user=user, field=field, old=old, new=new)
+def record(project: Project, user: Any, field: str, old: Any, new: Any) -> bool:
+    """Add one history entry when ``old != new`` (values JSON-able; ``user`` may be None); True
+    when it did."""
+    if old == new:
+        return False
+    ProjectChange.objects.create(project=project, user=user, field=field, old=old, new=new)
+    return True
 
 
 def snapshot(project: Project) -> dict[str, Any]:
@@ -37,15 +40,17 @@ def snapshot(project: Project) -> dict[str, Any]:
     return values
 
 
-def record_changes(project: Project, user: Any, before: dict[str, Any]) -> None:
-    """Record every difference between ``before`` (a :func:`snapshot`) and the project now."""
+def record_changes(project: Project, user: Any, before: dict[str, Any]) -> list[str]:
+    """Record every difference between ``before`` (a :func:`snapshot`) and the project now;
+    the fields recorded."""
     after = snapshot(project)
-    for field in list(after) + [f for f in before if f not in after]:
-        record(project, user, field, before.get(field), after.get(field))
+    return [field for field in list(after) + [f for f in before if f not in after]
+            if record(project, user, field, before.get(field), after.get(field))]
 
 
-def change_settings(project: Project, user: Any, **new: Any) -> None:
-    """Set ``new`` fields of ``project`` (locked by the caller), validate, save and record.
+def change_settings(project: Project, user: Any, **new: Any) -> list[str]:
+    """Set ``new`` fields of ``project`` (locked by the caller), validate, save and record; the
+    fields that changed (as recorded: ``params.delta``, ...).
 
     ValueError (naming the problem) when the algorithm, its params or the featurizer config
     would be invalid; nothing is saved then. ``params`` should be validated by the caller
@@ -57,4 +62,4 @@ def change_settings(project: Project, user: Any, **new: Any) -> None:
     if {"algorithm", "params", "task", "classes", "featurizer_config", "item_kind"} & set(new):
         project.check_config()
     project.save(update_fields=list(new))
-    record_changes(project, user, before)
+    return record_changes(project, user, before)

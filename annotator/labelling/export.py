@@ -2,8 +2,8 @@
 the labels and the opinions (CSV or JSONL rows, :data:`TABLES`).
 
 Labels: every label with its item's content, for training elsewhere. Opinions (issue 19,
-docs/teams.md): every label, undone ones too, with who gave it, their role and when, for
-agreement and review.
+docs/teams.md): every label, undone ones too, with who gave it, their role and when, and its
+item's consensus (class, status, method, reviewer, time), for agreement and review.
 
 The labels CSV is meant to be opened in spreadsheets, so it neutralises formula injection
 (OWASP "CSV Injection"): a text cell that begins with ``=``, ``+``, ``-``, ``@`` (or their
@@ -37,8 +37,9 @@ from .models import Label, LearnerState, Membership, Project
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 LABEL_FIELDS = ("item_id", "seq", "content", "label", "annotator", "seconds", "primary",
                 "applied_version", "created")
-OPINION_FIELDS = ("label_id", "item_id", "seq", "annotator", "role", "label", "created", "primary",
-                  "undone_at")
+OPINION_FIELDS = ("label_id", "item_id", "seq", "annotator", "role", "kind", "label", "created", "primary",
+                  "undone_at", "overlap_k", "consensus", "consensus_status", "consensus_method",
+                  "consensus_by", "consensus_at")
 
 
 def model_card(project: Project, state: LearnerState, learner: learners.Learner) -> dict[str, Any]:
@@ -102,19 +103,32 @@ def opinion_rows(project: Project, after: int = 0, limit: int | None = None) -> 
     """The project's labels with ``id > after`` in label order, undone ones too, at most ``limit``
     (None: all), as flat JSON-able dicts (:data:`OPINION_FIELDS`). ``role``: the annotator's
     membership role in the project (None: no membership, e.g. staff, or a deleted user);
+    ``kind``: ``opinion``, or ``adjudication`` (a reviewer's class no annotator gave);
     ``primary``: the label the learner uses; ``undone_at``: when it was undone (None: it stands);
-    times are ISO 8601."""
+    ``overlap_k``: annotators the item needs; the item's consensus (:class:`.models.Consensus`;
+    all None while it has none): ``consensus`` (its class; None while disputed under majority
+    vote), ``consensus_status``, ``consensus_method``, ``consensus_by`` (the reviewer) and
+    ``consensus_at``; times are ISO 8601."""
     roles = dict(Membership.objects.filter(project=project).values_list("user_id", "role"))
     labels = (Label.objects.filter(project=project, id__gt=after).order_by("id")
-              .values_list("id", "item_id", "item__seq", "annotator_id", "annotator__username", "value",
-                           "created", "primary", "undone_at"))
+              .values_list("id", "item_id", "item__seq", "annotator_id", "annotator__username", "kind",
+                           "value", "created", "primary", "undone_at", "item__overlap_k",
+                           "item__consensus__value", "item__consensus__status", "item__consensus__method",
+                           "item__consensus__decided_by__username", "item__consensus__decided_at"))
     if limit is not None:
         labels = labels[:limit]
-    for pk, item_id, seq, user_id, username, value, created, primary, undone_at in labels.iterator(
-            chunk_size=1000):
+    for (pk, item_id, seq, user_id, username, kind, value, created, primary, undone_at, overlap_k, agreed,
+         status, method, by, at) in labels.iterator(chunk_size=1000):
         yield {"label_id": pk, "item_id": item_id, "seq": seq, "annotator": username,
-               "role": roles.get(user_id), "label": value, "created": created.isoformat(),
-               "primary": primary, "undone_at": undone_at.isoformat() if undone_at else None}
+               "role": roles.get(user_id), "kind": kind, "label": value, "created": created.isoformat(),
+               "primary": primary, "undone_at": _iso(undone_at), "overlap_k": overlap_k,
+               "consensus": agreed, "consensus_status": status, "consensus_method": method or None,
+               "consensus_by": by, "consensus_at": _iso(at)}
+
+
+def _iso(when: Any) -> str | None:
+    """ISO 8601 of a time, None for None."""
+    return when.isoformat() if when else None
 
 
 #: the exported tables: name -> (rows of a project, CSV columns)

@@ -12,10 +12,12 @@ ENVELOPE_BYTES = 1024 * 1024
 
 
 class RequestSizeLimitMiddleware:
-    """413 for a ``Content-Length`` above ``MAX_UPLOAD_BYTES`` (plus the envelope), or a bad one.
+    """413 for a ``Content-Length`` above ``MAX_UPLOAD_BYTES`` (plus the envelope) for a
+    multipart form, above ``MAX_BODY_BYTES`` for any other body, or a bad one.
 
-    Django itself bounds only non-file form data; without this an upload would be streamed to
-    a temporary file in full before the view could refuse it.
+    Django itself bounds only non-file data (``DATA_UPLOAD_MAX_MEMORY_SIZE`` =
+    ``MAX_BODY_BYTES``); without this an upload would be streamed to a temporary file in full
+    before the view could refuse it.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -28,8 +30,12 @@ class RequestSizeLimitMiddleware:
         except ValueError:
             return HttpResponse(f"bad Content-Length {declared[:40]!r}", status=400,
                                 content_type="text/plain")
-        limit = settings.MAX_UPLOAD_BYTES + ENVELOPE_BYTES
+        if request.content_type == "multipart/form-data":  # may carry an upload file
+            limit = settings.MAX_UPLOAD_BYTES + ENVELOPE_BYTES
+            what = f"uploads are limited to {settings.MAX_UPLOAD_BYTES}"
+        else:
+            limit, what = settings.MAX_BODY_BYTES, f"request bodies are limited to {settings.MAX_BODY_BYTES}"
         if size > limit:
-            return HttpResponse(f"request body of {size} bytes refused: uploads are limited to "
-                                f"{settings.MAX_UPLOAD_BYTES} bytes", status=413, content_type="text/plain")
+            return HttpResponse(f"request body of {size} bytes refused: {what} bytes", status=413,
+                                content_type="text/plain")
         return self.get_response(request)

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -24,6 +25,13 @@ from learners.uploads.records import MAX_FILENAME_LENGTH
 def new_token() -> str:
     """A fresh random API token (43 URL-safe characters)."""
     return secrets.token_urlsafe(32)
+
+
+class ConsensusMethod(models.TextChoices):
+    """How the opinions on an overlapped item are aggregated (:mod:`.consensus`)."""
+
+    MAJORITY = "majority"
+    DAWID_SKENE = "dawid-skene"
 
 
 class Project(models.Model):
@@ -75,6 +83,16 @@ class Project(models.Model):
     retention_days = models.PositiveIntegerField(
         null=True, blank=True, help_text="drop the raw content and vector of items decided and not "
         "queried this many days ago (their decision log stays); None = keep everything")
+    overlap_fraction = models.FloatField(
+        default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="fraction of the queried items that several annotators label (0 = off, 1 = all); "
+        "each queried item is drawn with this probability, logged on the item")
+    overlap_k = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(2), MaxValueValidator(5)],
+        help_text="distinct annotators an overlapped item needs (2-5)")
+    consensus_method = models.CharField(
+        max_length=12, choices=ConsensusMethod.choices, default=ConsensusMethod.MAJORITY,
+        help_text="how an overlapped item's opinions become the label the learner gets")
     audit_rate = models.FloatField(default=0.0, help_text="fraction in [0, 1] of the items the model "
                                    "decides alone that are sent to reviewers (audit); 0 = no audit")
     honeypot_rate = models.FloatField(default=0.0, help_text="fraction in [0, 0.5] of the items served to "
@@ -253,6 +271,14 @@ class Item(models.Model):
     queried = models.BooleanField(null=True, blank=True)
     model_version = models.BigIntegerField(null=True, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    # db defaults: the PostgreSQL import (COPY) writes the other columns only
+    overlap_k = models.PositiveSmallIntegerField(db_default=1, help_text="distinct annotators the item "
+                                                 "needs before it leaves the queue (1 = not overlapped)")
+    overlap_prob = models.FloatField(null=True, blank=True, help_text="probability with which a queried "
+                                     "item was drawn for overlap (the project's fraction then; None = "
+                                     "no draw: not queried, or overlap off)")
+    n_opinions = models.PositiveSmallIntegerField(db_default=0, help_text="standing opinions (labels not "
+                                                  "undone) so far; an overlapped item waits for overlap_k")
     audit_prob = models.FloatField(null=True, blank=True, help_text="auto items decided while the project "
                                    "audited: the probability it was sent to reviewers (None otherwise)")
     created = models.DateTimeField(auto_now_add=True)
@@ -294,15 +320,23 @@ class Label(models.Model):
 
     ``primary``: the label the learner uses. A second label for an item someone already
     labelled (e.g. after a lease expired) is kept as an extra opinion (``primary=False``)
-    and never applied. ``applied_version``: the learner version that includes this label
-    (None = not applied yet); labels are applied in ``id`` order.
+    and never applied. On an overlapped item no opinion is primary until its consensus
+    (:mod:`.consensus`) makes one so. ``kind``: an annotator's opinion, or a reviewer's
+    adjudication whose value no annotator gave (not an opinion: agreement leaves it out).
+    ``applied_version``: the learner version that includes this label (None = not applied yet);
+    labels are applied in ``id`` order.
     """
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="labels")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="labels")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
                                   related_name="labels")
+    class Kind(models.TextChoices):
+        OPINION = "opinion"
+        ADJUDICATION = "adjudication"
+
     value = models.JSONField()
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.OPINION)
     seconds = models.FloatField(null=True, blank=True, help_text="time the annotator spent")
     primary = models.BooleanField(default=True)
     created = models.DateTimeField(auto_now_add=True)
@@ -319,6 +353,42 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} = {self.value!r}"
+
+
+class Consensus(models.Model):
+    """The aggregated label of an overlapped item once its ``overlap_k`` opinions are in, or a
+    reviewer's decision on any item (:mod:`.consensus`, docs/teams.md).
+
+    ``status``: ``agreed`` (unanimous), ``majority`` (a value won against a dissent),
+    ``disputed`` (no strict majority: under the majority method ``value`` is None and nothing
+    reaches the learner until a reviewer decides; under Dawid-Skene ``value`` is its class) or
+    ``adjudicated`` (a reviewer decided: final, never recomputed). ``method``: how ``value`` was
+    reached (majority, dawid-skene or adjudication). ``decided_by``: the reviewer (None unless
+    adjudicated). ``due``: new or withdrawn opinions wait for the pipeline to aggregate them.
+    """
+
+    class Status(models.TextChoices):
+        AGREED = "agreed"
+        MAJORITY = "majority"
+        DISPUTED = "disputed"
+        ADJUDICATED = "adjudicated"
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, primary_key=True, related_name="consensus")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="consensuses")
+    value = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.DISPUTED)
+    method = models.CharField(max_length=12, default="")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="adjudications")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    due = models.BooleanField(default=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "status"]),
+                   models.Index(fields=["project"], name="consensus_due", condition=Q(due=True))]
+
+    def __str__(self) -> str:
+        return f"{self.item} -> {self.value!r} ({self.status})"
 
 
 class LearnerState(models.Model):
@@ -377,8 +447,10 @@ class BackgroundJob:
 class ImportJob(BackgroundJob, models.Model):
     """An upload being imported by a worker: progress for the page, then the outcome.
 
-    ``data`` holds the uploaded file until the import finishes (in the database so that a
-    worker on another host can read it); it is cleared afterwards.
+    The uploaded file (``size`` bytes) is held in :class:`UploadPart` rows until the import
+    finishes (in the database so that a worker on another host can read it, in parts so that
+    neither side holds it whole); they are deleted afterwards. ``done`` counts the items
+    stored so far: an import is written in chunks, each committed with its count (issue 18).
     """
 
     class Status(models.TextChoices):
@@ -391,7 +463,7 @@ class ImportJob(BackgroundJob, models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     filename = models.CharField(max_length=255)
-    data = models.BinaryField(null=True)
+    size = models.PositiveBigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
@@ -408,6 +480,18 @@ class ImportJob(BackgroundJob, models.Model):
 
     def __str__(self) -> str:
         return f"import {self.filename} ({self.status})"
+
+
+class UploadPart(models.Model):
+    """One consecutive piece of an :class:`ImportJob`'s file, ``index`` 0, 1, ... in file order
+    (written and read by :mod:`.ingest.upload_file`)."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="parts")
+    index = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="upload_part_order")]
 
 
 class Skip(models.Model):

@@ -3,6 +3,10 @@
 :func:`update_project` is what the Celery tasks run. In one transaction per chunk of
 decisions, holding the project's learner-state row lock (``select_for_update``):
 
+0. aggregate the overlapped items whose opinions are all in (:func:`.consensus.settle`): their
+   consensus becomes their primary label, and one that overturns a label the learner had asks
+   for the rebuild of step 1; an item without a majority goes to the review queue
+   (:func:`.reviews.request_review`);
 1. follow the project's configuration: a changed ``delta``/``p``/``query`` is set on the
    learner (``set_params``); a changed algorithm or other parameter rebuilds the learner by
    replaying the applied labels in the order they were applied;
@@ -26,9 +30,9 @@ from django.db import transaction
 
 import learners
 
-from . import stats, stream
+from . import consensus, reviews, stats, stream
 from .faults import hold_point
-from .models import Label, LearnerState, StreamStats
+from .models import Consensus, Label, LearnerState, Review, StreamStats
 from .rows import save_fields
 from .state_store import Locked, locked
 from .vectors import decode
@@ -115,7 +119,7 @@ def apply_labels(lk: Locked, counts: StreamStats) -> int:
 
 
 def update_project(project_id: int) -> Outcome | None:
-    """Steps 1-4 of the module docstring; None if the project is gone.
+    """Steps 0-4 of the module docstring; None if the project is gone.
 
     A backlog is decided in chunks, one transaction each, sized to hold the state lock about
     :data:`CHUNK_SECONDS` at the rate of the chunk before (between :data:`AFTER_LABELS` and
@@ -142,7 +146,7 @@ def update_project(project_id: int) -> Outcome | None:
 
 
 def _run_once(project_id: int, limit: int) -> Outcome | None:
-    """Steps 1-4 in one transaction, deciding at most ``limit`` items (:data:`AFTER_LABELS`
+    """Steps 0-4 in one transaction, deciding at most ``limit`` items (:data:`AFTER_LABELS`
     when it applied labels)."""
     with transaction.atomic():
         try:
@@ -151,6 +155,9 @@ def _run_once(project_id: int, limit: int) -> Outcome | None:
             log.warning("project %s has no learner state (deleted?); nothing to do", project_id)
             return None
         counts = stats.load(project_id)
+        for row in consensus.settle(lk, counts):
+            if row.status == Consensus.Status.DISPUTED:  # no majority: the reviewers decide
+                reviews.request_review(row.item, Review.Reason.DISAGREEMENT)
         reconfigured = follow_config(lk)
         applied = apply_labels(lk, counts)
         if applied:

@@ -148,3 +148,26 @@ def run(run_id: int) -> PlannerRun | None:
             PlannerRun.objects.filter(pk=job.pk).update(status=PlannerRun.Status.DONE, results=results)
     job.refresh_from_db()
     return job
+
+
+def is_current(project: Project, algorithm: str, delta: float) -> bool:
+    """Whether ``(algorithm, delta)`` is the setting the project runs now."""
+    return algorithm == project.algorithm and float(delta) == float(project.learner_params()["delta"])
+
+
+#: earlier runs listed in the planner's "settings tried" table
+TRIED_RUNS = 20
+
+
+def tried_settings(project: Project) -> list[dict[str, Any]]:
+    """Every candidate of the project's last :data:`TRIED_RUNS` runs, newest first: the run, the
+    candidate's index in it, its setting, its result (mean and std over the permutations, None
+    until replayed) and whether it is the project's current setting."""
+    rows = []
+    for job in project.planner_runs.all()[:TRIED_RUNS]:
+        results = {(r["algorithm"], float(r["delta"])): r for r in job.results or []}
+        for index, cand in enumerate(job.candidates or []):
+            result = results.get((cand["algorithm"], float(cand["delta"])))
+            rows.append({"job": job, "index": index, "algorithm": cand["algorithm"], "delta": cand["delta"],
+                         "result": result, "current": is_current(project, cand["algorithm"], cand["delta"])})
+    return rows

@@ -4,72 +4,68 @@ progress, cancel it, use a result."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-import learners
 from learners.evaluation.charts import line_chart
 
 from . import enqueue, jobs
 from .access import project_for
 from .changes import change_settings
+from .forms import PlannerForm
 from .models import PlannerRun, Project
-from .planner import MAX_CANDIDATES, candidate_params, check_cost, cost
+from .planner import candidate_params, cost, is_current, tried_settings
 from .web import AppRequest
 
-
-def _candidates(request: AppRequest, project: Project) -> list[dict]:
-    """The posted rows ``algorithm-i`` / ``delta-i`` (blank rows ignored), validated."""
-    out = []
-    for i in range(MAX_CANDIDATES):
-        algorithm = request.POST.get(f"algorithm-{i}", "").strip()
-        delta = request.POST.get(f"delta-{i}", "").strip()
-        if not algorithm and not delta:
-            continue
-        params = candidate_params(project, algorithm, delta)
-        out.append({"algorithm": algorithm, "delta": params["delta"]})
-    if not out:
-        raise ValueError("give at least one candidate (algorithm and delta)")
-    return out
+#: the form's rows before any run: the project's algorithm at four deltas
+DEFAULT_DELTAS = (0.1, 0.5, 1.0, 4.0)
 
 
 @login_required
 def planner(request: AppRequest, pk: int) -> HttpResponse:
-    """The form (up to 4 candidates) and the project's runs; POST starts a run in a worker."""
+    """The form (up to 4 candidates; it starts from the settings of the last run), the settings
+    tried so far with their results, and the project's recent runs; POST starts a run in a worker."""
     project = project_for(request.user, pk, admin=True)
-    error = ""
-    if request.method == "POST":
-        try:
-            candidates = _candidates(request, project)
-            runs = int(request.POST.get("runs", 5))
-            if not 1 <= runs <= 20:
-                raise ValueError("runs must be between 1 and 20")
-            run_cost = check_cost(project, len(candidates), runs)
-        except ValueError as exc:
-            error = str(exc)
-        else:
-            with transaction.atomic():
-                job = PlannerRun.objects.create(project=project, created_by=request.user,
-                                                candidates=candidates, runs=runs, cost=run_cost)
-                enqueue.run_planner(job.pk)
-            return redirect("planner", pk=project.pk)
-    defaults = [(project.algorithm, d) for d in (0.1, 0.5, 1.0, 4.0)]
+    last = project.planner_runs.first()
+    rows = [(c["algorithm"], c["delta"]) for c in last.candidates] if last else \
+        [(project.algorithm, d) for d in DEFAULT_DELTAS]
+    form = PlannerForm(project, request.POST if request.method == "POST" else None, rows=rows)
+    if last is not None:
+        form.fields["runs"].initial = last.runs
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        with transaction.atomic():
+            job = PlannerRun.objects.create(project=project, created_by=request.user,
+                                            candidates=data["candidates"], runs=data["runs"],
+                                            cost=data["cost"])
+            enqueue.run_planner(job.pk)
+        messages.success(request, f"Planner run started: {len(data['candidates'])} setting(s) x "
+                                  f"{data['runs']} "
+                                  f"permutation(s); each result appears below as soon as it is known.")
+        return redirect("planner", pk=project.pk)
     items, _ = cost(project, 1, 1)
-    context = {"project": project, "error": error, "rows": defaults, "items": items,
-               "max_cost": settings.PLANNER_MAX_COST,
-               "algorithms": learners.names_for_task(project.task), "runs": project.planner_runs.all()[:5]}
-    return render(request, "labelling/planner.html", context, status=400 if error else 200)
+    context = {"project": project, "form": form, "items": items, "max_cost": settings.PLANNER_MAX_COST,
+               "delta": project.learner_params()["delta"], "tried": tried_settings(project),
+               "runs": project.planner_runs.all()[:5]}
+    return render(request, "labelling/planner.html", context, status=400 if form.errors else 200)
 
 
 def chart(job: PlannerRun) -> str:
-    """Accuracy against query ratio, one point per candidate (inline SVG)."""
-    series = [(f"{r['algorithm']} delta={r['delta']:g}",
-               [(r["mean"]["query_ratio"], r["mean"]["accuracy"])], False) for r in job.results or []]
-    return line_chart(series, title="Replay: accuracy against query ratio", x_label="query ratio",
-                      y_label="online accuracy", width=560, height=340, log_x=False)
+    """Accuracy against query ratio, one point per candidate with mean +- std whiskers over the
+    permutations (inline SVG)."""
+    results = job.results or []
+    series = [(f"{r['algorithm']} delta={r['delta']:g}", [(r["mean"]["query_ratio"], r["mean"]["accuracy"])],
+               False) for r in results]
+    bars = [[(r["mean"]["query_ratio"], r["mean"]["accuracy"], r["std"]["query_ratio"], r["std"]["accuracy"])]
+            for r in results]
+    return line_chart(series, title="Replay: accuracy against query ratio (mean ± std)",
+                      x_label="query ratio",
+                      y_label="online accuracy", width=760, height=360, log_x=False, error_bars=bars,
+                      y_min=0.0, y_max=1.0)
 
 
 @login_required
@@ -79,8 +75,18 @@ def planner_run(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(PlannerRun, pk=run_pk, project=project)
     return render(request, "labelling/_planner_run.html",
-                  {"project": project, "job": job,
+                  {"project": project, "job": job, "current": _current_index(project, job),
+                   "replaying": replaying(job),
                    "chart": chart(job) if job.results and job.status == PlannerRun.Status.DONE else ""})
+
+
+def replaying(job: PlannerRun) -> tuple[int, dict] | None:
+    """``(number from 1, candidate)`` of the setting a running run replays now (the worker replays
+    the candidates in order, ``runs`` permutations each), None when it is not running."""
+    if job.status != PlannerRun.Status.RUNNING or not job.candidates or not job.runs:
+        return None
+    index = min(job.done // job.runs, len(job.candidates) - 1)
+    return index + 1, job.candidates[index]
 
 
 @login_required
@@ -105,6 +111,14 @@ def planner_use(request: AppRequest, pk: int, run_pk: int, index: int) -> HttpRe
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=project.pk)
         params = candidate_params(project, cand["algorithm"], cand["delta"])
-        change_settings(project, request.user, algorithm=cand["algorithm"], params=params)
+        changed = change_settings(project, request.user, algorithm=cand["algorithm"], params=params)
         enqueue.items_changed(project.pk)
+    messages.success(request, f"The project now runs {cand['algorithm']} with delta={cand['delta']:g} "
+                              f"(from the planner)." if changed else "That setting was running already.")
     return redirect("console", pk=project.pk)
+
+
+def _current_index(project: Project, job: PlannerRun) -> int | None:
+    """The index of ``job``'s candidate that the project runs now, if one is."""
+    return next((k for k, c in enumerate(job.candidates or [])
+                 if is_current(project, c["algorithm"], c["delta"])), None)

@@ -13,7 +13,7 @@ from django.db.models import Count, F, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from .models import Item, Label, LearnerState, Membership, Project, StreamStats, pending_exists
+from .models import Consensus, Item, Label, LearnerState, Membership, Project, StreamStats, pending_exists
 
 #: A user who found the queue empty counts as active this long (the empty panel polls every 3 s).
 WAITED_SECONDS = 30
@@ -45,22 +45,37 @@ def awaiting_label(project: Project, less_live_leases: bool = False) -> int:
     (``LearnerState.n_queried``, written with the decisions) less the primary labels (each labels
     one queried item, which it turns ``labelled``; an undo makes it ``leased`` again and not
     primary): the applied ones counted in :class:`.models.StreamStats` (kept with
-    ``applied_version``, :mod:`.stats`) plus the ones not applied yet (a few, by their index)."""
+    ``applied_version``, :mod:`.stats`) plus the ones not applied yet (a few, by their index),
+    less the overlapped items whose opinions are all in without a consensus class yet (labelled
+    with no primary label: a :class:`.models.Consensus` row without a value, :mod:`.consensus`)."""
     def one(query: Any) -> Coalesce:
         return Coalesce(Subquery(query.order_by().values("n")[:1]), 0)
 
     def counted(query: Any) -> Any:
-        return query.values("project").annotate(n=Count("id"))
+        return query.values("project").annotate(n=Count("pk"))
 
     parts = {
         "q": one(LearnerState.objects.filter(project=project).annotate(n=F("n_queried"))),
         "a": one(StreamStats.objects.filter(project=project).annotate(n=F("labels"))),
         "u": one(counted(Label.objects.filter(project=project, primary=True, applied_version__isnull=True))),
+        "c": one(counted(Consensus.objects.filter(project=project, value__isnull=True))),
         "l": (one(counted(Item.objects.filter(project=project).live_leases())) if less_live_leases
               else Value(0)),
     }
     row = Project.objects.filter(pk=project.pk).annotate(**parts).values_list(*parts).first()
-    return 0 if row is None else row[0] - row[1] - row[2] - row[3]
+    return 0 if row is None else row[0] - row[1] - row[2] - row[3] - row[4]
+
+
+def fresh_count(project: Project) -> int:
+    """Waiting items nobody gave an opinion yet: what the look-ahead keeps full. An overlapped
+    item waiting for its second or third opinion is work for the others only (:mod:`.overlap`).
+    Without overlap this is :func:`waiting_count` (bounded cost); with it, the waiting items that
+    have opinions are counted through the queue index (overlap projects have short queues).
+    Items left half-overlapped when an admin turns overlap off count as fresh."""
+    waiting = waiting_count(project)
+    if project.overlap_fraction <= 0 or not waiting:
+        return waiting
+    return waiting - Item.objects.filter(project=project, n_opinions__gt=0).waiting().count()
 
 
 def active_annotators(project: Project) -> int:
@@ -86,8 +101,9 @@ def look_ahead(project: Project) -> int:
 
 
 def runs_low(project: Project) -> bool:
-    """Fewer items wait than the look-ahead and some are pending: a worker should decide more."""
-    return waiting_count(project) < look_ahead(project) and has_pending(project)
+    """Fewer fresh items (:func:`fresh_count`) wait than the look-ahead and some are pending: a
+    worker should decide more."""
+    return fresh_count(project) < look_ahead(project) and has_pending(project)
 
 
 def has_pending(project: Project) -> bool:

@@ -37,6 +37,7 @@ from .annotation import (
     LeasedToOtherError,
     change_label,
     lease_next,
+    needs_pipeline,
     recent_labels,
     skip_item,
     submit_label,
@@ -153,7 +154,7 @@ def label(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
         with transaction.atomic():
             saved = submit_label(project, item_pk, request.user, request.POST.get("value"))
             item = lease_next(project, request.user) if request.htmx else None
-            if saved.primary:  # apply_labels tops the queue up too: no look-ahead check
+            if needs_pipeline(saved):  # apply_labels tops the queue up too: no look-ahead check
                 enqueue.labels_changed(project.pk)
             elif request.htmx:
                 enqueue.top_up_if_low(project)
@@ -208,7 +209,7 @@ def change(request: AppRequest, pk: int, label_pk: int) -> HttpResponse:
     try:
         with transaction.atomic():
             new = change_label(project, request.user, label_pk, request.POST.get("value"))
-            if new.primary and new.pk != label_pk:
+            if new.pk != label_pk and needs_pipeline(new):
                 enqueue.labels_changed(project.pk)
     except Label.DoesNotExist:
         raise Http404("no such label of yours in this project") from None

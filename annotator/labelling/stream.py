@@ -3,9 +3,11 @@
 For each pending item (``seq`` order) the project's learner gives
 ``decide(x, rng)`` -> prediction, score, query probability q and the Bernoulli outcome
 (one uniform from the project's persisted RNG). The decision is logged on the item with the
-model version it used. Queried items join the queue; the others are "auto" (done) and are
+model version it used. Queried items join the queue, each with its overlap draw (how many
+distinct annotators it needs, :mod:`.overlap`); the others are "auto" (done) and are
 passed to ``learner.observe(x)`` right away, in order. The engine stops once
-``look_ahead`` items wait in the queue, so later decisions use a model with more labels.
+``look_ahead`` items nobody labelled yet wait in the queue (:func:`.queue.fresh_count`), so
+later decisions use a model with more labels.
 The queue queries it reads (waiting count, look-ahead) are :mod:`.queue`'s.
 
 Called only from the label pipeline (:func:`.pipeline.update_project`) in a worker, with the
@@ -18,9 +20,9 @@ import math
 
 from django.utils import timezone
 
-from . import audit, budget
+from . import audit, budget, overlap
 from .models import Item, LearnerState, Project, StreamStats
-from .queue import look_ahead, waiting_count
+from .queue import fresh_count, look_ahead
 from .rows import update_rows
 from .state_store import Locked
 from .stats import record_decisions
@@ -29,7 +31,7 @@ from .vectors import decode
 #: Most items loaded per database round trip while deciding (the first batch is the free places).
 BATCH = 2000
 DECISION_FIELDS = ["status", "prediction", "score", "query_prob", "queried", "model_version", "decided_at",
-                   "audit_prob"]
+                   "audit_prob", "overlap_k", "overlap_prob"]
 
 
 def batch_size(state: LearnerState, places: int) -> int:
@@ -53,7 +55,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
     if project.stream_state != Project.StreamState.RUNNING:
         return 0
     target = look_ahead(project)
-    waiting = waiting_count(project)
+    waiting = fresh_count(project)
     decided = 0
     learner, n = lk.learner, lk.learner.n_features
     ctl = budget.controller(project, lk.state, learner)
@@ -74,11 +76,12 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
         for pk, seq, vector, gold in batch:
             x = decode(vector, n)
             d = learner.decide(x, lk.rng, ctl)
-            audit_prob = None
+            audit_prob, k, overlap_prob = None, 1, None
             if d.queried:
                 status = Item.Status.QUEUED
                 waiting += 1
                 queried += 1
+                k, overlap_prob = overlap.draw(project, seq)
             else:
                 status = Item.Status.AUTO
                 learner.observe(x)
@@ -86,7 +89,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
                 if chosen:
                     audits.append((pk, audit_prob))
             rows.append((pk, status, d.prediction, d.score, d.query_prob, d.queried, lk.state.version, now,
-                         audit_prob))
+                         audit_prob, k, overlap_prob))
             counted.append((gold, d.prediction, d.queried))
             if waiting >= target:
                 break

@@ -9,13 +9,14 @@ through :mod:`.enqueue`.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from celery import shared_task
 from django.db.models import OuterRef, Q
 
 from . import ingest, jobs, pipeline, planner, retention
-from .models import ImportJob, Label, PlannerRun, Project, WorkerHeartbeat, pending_exists
+from .models import Consensus, ImportJob, Label, PlannerRun, Project, WorkerHeartbeat, pending_exists
 
 
 @shared_task(name="annotator.labelling.tasks.apply_labels")
@@ -30,19 +31,36 @@ def advance_stream(project_id: int) -> None:
     pipeline.update_project(project_id)
 
 
+#: least time between two requests, by one import, to decide its new items
+DECIDE_NOTICE_SECONDS = 1.0
+
+
 @shared_task(name="annotator.labelling.tasks.import_upload")
 def import_upload(job_id: int) -> None:
-    """Import an uploaded file (an :class:`~.models.ImportJob`), then start deciding its items."""
-    job = ingest.run_job(job_id)
+    """Import an uploaded file (an :class:`~.models.ImportJob`); its items are decided as they
+    arrive (each committed chunk asks for it) and once more at the end."""
+    from . import enqueue  # enqueue imports this module: the one sender of tasks
+
+    project_id = ImportJob.objects.filter(pk=job_id).values_list("project_id", flat=True).first()
+    last = [-DECIDE_NOTICE_SECONDS]
+
+    def decide_new_items() -> None:  # at most one message a second, however small the chunks
+        if project_id is not None and time.monotonic() - last[0] >= DECIDE_NOTICE_SECONDS:
+            last[0] = time.monotonic()
+            enqueue.items_changed(project_id)
+
+    job = ingest.run_job(job_id, decide_new_items)
     if job is not None and job.status == job.Status.DONE:
         pipeline.update_project(job.project_id)
 
 
 def projects_needing_work() -> list[int]:
-    """Projects with unapplied labels, or running projects with pending items."""
+    """Projects with unapplied labels or opinions waiting for their consensus, or running
+    projects with pending items."""
     unapplied = Label.objects.filter(primary=True, applied_version__isnull=True).values("project_id")
+    due = Consensus.objects.filter(due=True).values("project_id")
     pending = pending_exists(OuterRef("pk")) & Q(stream_state=Project.StreamState.RUNNING)
-    return list(Project.objects.filter(Q(pk__in=unapplied) | pending)
+    return list(Project.objects.filter(Q(pk__in=unapplied) | Q(pk__in=due) | pending)
                 .order_by("pk").values_list("pk", flat=True))
 
 

@@ -9,21 +9,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from learners.uploads import FORMATS, GZIP, PARSERS, accepts
-from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST, parse_zip
-from learners.uploads.svmlight import FIRST_INDEX, parse_svmlight
-from learners.uploads.tabular import GOLD_KEYS, content_keys, parse_csv, parse_jsonl
+from learners.uploads import FORMATS, GZIP, PARSERS
+from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST, iter_zip
+from learners.uploads.svmlight import FIRST_INDEX, iter_svmlight
+from learners.uploads.tabular import GOLD_KEYS, content_keys, iter_csv, iter_jsonl
 
 from . import export
 from .access import is_project_admin, may_review, project_for, visible_projects
 from .enqueue import import_upload
+from .forms import UploadForm
+from .ingest import new_job
+from .ingest.upload_file import PART_BYTES
 from .models import ImportJob, Item, Project
 from .queue import waiting_count
 from .web import AppRequest, image_type
@@ -56,28 +59,25 @@ def item_image(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
 def upload(request: AppRequest, pk: int) -> HttpResponse:
     """Project admins upload a file; a worker imports it (the page shows the job's progress)."""
     project = project_for(request.user, pk, admin=True)
-    error = ""
-    if request.method == "POST":
-        f = request.FILES.get("file")
-        name, size = (f.name or "", f.size or 0) if f is not None else ("", 0)
-        if f is None:
-            error = "choose a file"
-        elif size > settings.MAX_UPLOAD_BYTES:
-            error = f"{name}: the file is larger than {settings.MAX_UPLOAD_BYTES} bytes"
-        elif size == 0:
-            error = f"{name}: the file is empty"
-        elif not accepts(name):
-            error = (f"{name}: unsupported file type {Path(name).suffix.lower() or '(none)'!r}; "
-                     f"use one of {', '.join(FORMATS)}")
-        else:
-            with transaction.atomic():
-                job = ImportJob.objects.create(project=project, created_by=request.user,
-                                               filename=Path(name).name, data=f.read())
-                import_upload(job.pk)
-            return redirect("import-job", pk=project.pk, job_pk=job.pk)
-    context = {"project": project, "error": error, "formats": FORMATS, "help": upload_help(project),
-               "jobs": project.imports.defer("data")[:10]}
-    return render(request, "labelling/upload.html", context, status=400 if error else 200)
+    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    if request.method == "POST" and form.is_valid():
+        f = form.cleaned_data["file"]
+        with transaction.atomic():  # read by parts: never held whole (issue 18)
+            job = new_job(project, Path(f.name).name, f.chunks(PART_BYTES), request.user)
+            import_upload(job.pk)
+        messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")
+        return redirect("import-job", pk=project.pk, job_pk=job.pk)
+    help_ = upload_help(project)
+    suffixes = help_["suffixes"] + [s + help_["gzip"] for s in help_["suffixes"]]
+    form.fields["file"].widget.attrs.update({"id": "upload-file", "accept": ",".join(suffixes)})
+    form.fields["file"].help_text = (f"Accepted here: {', '.join(help_['suffixes'])}, each also gzipped "
+                                     f"({help_['suffixes'][0]}{help_['gzip']}). The whole file is checked "
+                                     f"first; one bad row rejects it and names the line, and nothing "
+                                     f"is stored. An image that cannot be decoded stops the import "
+                                     f"there; the items before it are kept.")
+    context = {"project": project, "form": form, "formats": FORMATS, "help": help_,
+               "jobs": project.imports.all()[:10]}
+    return render(request, "labelling/upload.html", context, status=400 if form.errors else 200)
 
 
 def upload_help(project: Project) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def upload_help(project: Project) -> dict[str, Any]:
     definitions (column names, archive layout, index base), with examples in its classes."""
     first, second = project.classes[:2]  # a project has two classes at least
     kind = project.item_kind
-    parsers = {"image": (parse_zip,), "vectors": (parse_svmlight,)}.get(kind, (parse_csv, parse_jsonl))
+    parsers = {"image": (iter_zip,), "vectors": (iter_svmlight,)}.get(kind, (iter_csv, iter_jsonl))
     out: dict[str, Any] = {"kind": kind, "suffixes": [s for s, parse in PARSERS.items() if parse in parsers],
                            "gzip": GZIP, "gold_keys": GOLD_KEYS, "first": first, "second": second}
     if kind in ("text", "url"):
@@ -113,7 +113,7 @@ def upload_help(project: Project) -> dict[str, Any]:
 @require_GET
 def import_job(request: AppRequest, pk: int, job_pk: int) -> HttpResponse:
     project = project_for(request.user, pk, admin=True)
-    job = get_object_or_404(ImportJob.objects.defer("data"), pk=job_pk, project=project)
+    job = get_object_or_404(ImportJob, pk=job_pk, project=project)
     return render(request, "labelling/import_job.html", {"project": project, "job": job})
 
 

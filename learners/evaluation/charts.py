@@ -51,7 +51,8 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]], bool]]
                x_label: str, y_label: str, log_x: bool | None = None, width: int = 720,
                height: int = 460, bands: Sequence[tuple[str, Sequence[tuple[float, float, float]]]] = (),
                y_min: float | None = None, y_max: float | None = None, legend_below: bool = False,
-               empty: str = "no data yet") -> str:
+               empty: str = "no data yet",
+               error_bars: Sequence[Sequence[tuple[float, float, float, float]]] = ()) -> str:
     """SVG text of a chart (``viewBox`` set: it scales to the width CSS gives it).
 
     series: ``(name, [(x, y), ...], joined)``; points are drawn as markers and, when
@@ -59,11 +60,15 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]], bool]]
     shaded area (an interval) under the series. log_x: logarithmic x axis (None: when all
     x > 0 and they span more than a factor of 10). y_min / y_max: bounds the y axis never
     passes (e.g. 0 and 1 for an accuracy), None = free. Points are kept :data:`INSET` pixels
-    inside the frame. With no finite point the chart says ``empty``.
+    inside the frame. With no finite point the chart says ``empty``. error_bars: per series (in
+    ``series`` order), ``[(x, y, x_err, y_err), ...]`` drawn as whiskers x +- x_err and y +- y_err
+    (e.g. mean +- std over runs), inside the axes like the points.
     """
     finite = [p for _, ps, _ in series for p in ps if math.isfinite(p[0]) and math.isfinite(p[1])]
     spans = [b for _, bs in bands for b in bs if all(math.isfinite(v) for v in b)]
-    pts = finite + [(x, v) for x, lo, hi in spans for v in (lo, hi)]
+    whiskers = [(k, e) for k, es in enumerate(error_bars) for e in es if all(math.isfinite(v) for v in e)]
+    pts = finite + [(x, v) for x, lo, hi in spans for v in (lo, hi)] + [
+        p for _, (x, y, dx, dy) in whiskers for p in ((x - dx, y - dy), (x + dx, y + dy))]
     left, right, top = 70, (20 if legend_below else 200), 40
     bottom = 55 + (24 if legend_below else 0)
     pw, ph = width - left - right, height - top - bottom
@@ -128,6 +133,16 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]], bool]]
             out.append(f'<polygon points="{path}" fill="{color}" fill-opacity="0.25" stroke="none" '
                        f'class="band"/>')
         names.append((name, color, True))
+    for k, (x, y, dx, dy) in whiskers:
+        color, cx, cy = PALETTE[k % len(PALETTE)], px(x), py(y)
+        # (from, to, cap direction): the x whisker has vertical caps, the y whisker horizontal ones
+        for (ax, ay), (bx, by), (capx, capy) in (((px(x - dx), cy), (px(x + dx), cy), (0, 4)),
+                                                 ((cx, py(y - dy)), (cx, py(y + dy)), (4, 0))):
+            out.append(f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="{color}" '
+                       f'stroke-width="1.4" class="error-bar"/>')
+            for ex, ey in ((ax, ay), (bx, by)):
+                out.append(f'<line x1="{ex - capx:.1f}" y1="{ey - capy:.1f}" x2="{ex + capx:.1f}" '
+                           f'y2="{ey + capy:.1f}" stroke="{color}" stroke-width="1.4"/>')
     for k, (name, ps, joined) in enumerate(series):
         color = PALETTE[k % len(PALETTE)]
         good = sorted(p for p in ps if math.isfinite(p[0]) and math.isfinite(p[1]))

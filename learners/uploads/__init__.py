@@ -1,46 +1,56 @@
 """The app's upload formats, parsed into :class:`Record` s: one definition, no Django.
 
 The app's ingest (``annotator.labelling.ingest``) and the replay CLI
-(``python -m learners.replay --kind``) both read files through :func:`parse_upload`, so a file
-gives the same items, in the same order, with the same labels, wherever it is read, and
-:func:`featurize_chunks` turns them into the same feature rows:
+(``python -m learners.replay --kind``) both read files through :func:`iter_upload` (or
+:func:`parse_upload` for bytes in memory), so a file gives the same items, in the same order,
+with the same labels, wherever it is read, and :func:`featurize_chunks` turns them into the
+same feature rows:
 
 * ``.csv`` / ``.jsonl`` / ``.ndjson``: text or URL items (:mod:`.tabular`);
 * ``.zip``: images, labelled by ``labels.csv`` or class folders (:mod:`.image_zip`);
 * ``.svm`` / ``.svmlight`` / ``.libsvm`` / ``.txt``: vectors (:mod:`.svmlight`);
 * any of these followed by ``.gz``: gzip-compressed, at most ``MAX_GUNZIP_BYTES`` once
   decompressed (a gzip bomb is refused after reading that many bytes, never held whole).
+
+Every format is read as a stream (issue 18): records come one at a time from a binary file, and
+:func:`record_chunks` groups them in bounded chunks, so memory does not grow with the file.
+A ZIP needs random access: a compressed or unseekable one is first spooled to a temporary file.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import shutil
+import tempfile
 import zlib
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, BinaryIO
 
 import scipy.sparse as sp
 
 from ..features import FeatureError
-from .image_zip import parse_zip
+from .image_zip import iter_zip
 from .records import IngestError, OpenTarget, Record, Target, gold_of
-from .svmlight import parse_svmlight
-from .tabular import parse_csv, parse_jsonl
+from .svmlight import iter_svmlight
+from .tabular import iter_csv, iter_jsonl
 
 __all__ = ["FORMATS", "PARSERS", "IngestError", "OpenTarget", "Record", "Target", "accepts",
-           "featurize_chunks", "gold_of", "parse_upload"]
+           "featurize_chunks", "featurize_part", "gold_of", "iter_upload", "parse_upload", "record_chunks"]
 
-PARSERS: dict[str, Callable[[Target, bytes], list[Record]]] = {
-    ".csv": parse_csv, ".jsonl": parse_jsonl, ".ndjson": parse_jsonl, ".zip": parse_zip,
-    ".svm": parse_svmlight, ".svmlight": parse_svmlight, ".libsvm": parse_svmlight,
-    ".txt": parse_svmlight,
+PARSERS: dict[str, Callable[[Target, BinaryIO], Iterator[Record]]] = {
+    ".csv": iter_csv, ".jsonl": iter_jsonl, ".ndjson": iter_jsonl, ".zip": iter_zip,
+    ".svm": iter_svmlight, ".svmlight": iter_svmlight, ".libsvm": iter_svmlight,
+    ".txt": iter_svmlight,
 }
 GZIP = ".gz"
 #: the accepted file types, as told to users
 FORMATS = ", ".join(sorted(PARSERS)) + f" (each also gzipped, e.g. .csv{GZIP})"
-#: records featurized per call (bounds memory and gives progress steps)
+#: records featurized per call (bounds memory and gives progress steps) ...
 CHUNK = 2000
+#: ... or fewer, once their raw content reaches this many bytes (a chunk of large images)
+CHUNK_BYTES = 64 * 1024 * 1024
 #: largest decompressed size of a ``.gz`` upload
 MAX_GUNZIP_BYTES = 1024 * 1024 * 1024
 
@@ -61,40 +71,106 @@ def accepts(filename: str) -> bool:
     return format_suffix(filename) in PARSERS
 
 
-def gunzip(data: bytes, limit: int | None = None) -> bytes:
-    """The decompressed content of gzip ``data`` (every member); IngestError if it is not
-    gzip, is damaged, or decompresses to more than ``limit`` (default ``MAX_GUNZIP_BYTES``)."""
-    limit = MAX_GUNZIP_BYTES if limit is None else limit
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-            out = fh.read(limit + 1)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise IngestError(f"not a readable gzip file ({exc})") from None
-    if len(out) > limit:
-        raise IngestError(f"the file decompresses to more than {limit} bytes")
-    return out
+class _Gunzipped(io.RawIOBase):
+    """The decompressed stream of a gzip file: IngestError when it is not gzip, is damaged, or
+    decompresses to more than ``limit`` bytes (read lazily, so a bomb is never held whole)."""
+
+    def __init__(self, fh: BinaryIO, limit: int) -> None:
+        self._gz = gzip.GzipFile(fileobj=fh, mode="rb")
+        self._limit, self._read = limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            n = self._gz.readinto(buffer)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise IngestError(f"not a readable gzip file ({exc})") from None
+        self._read += n
+        if self._read > self._limit:
+            raise IngestError(f"the file decompresses to more than {self._limit} bytes")
+        return n
 
 
-def parse_upload(target: Target, filename: str, data: bytes) -> list[Record]:
-    """Records of the file ``filename`` with content ``data``, parsed by its suffix (module
-    docstring); IngestError naming the problem (and the line or entry) otherwise."""
-    parser = PARSERS.get(format_suffix(filename))
+def gunzipped(fh: BinaryIO, limit: int | None = None) -> BinaryIO:
+    """A buffered binary stream of the decompressed content of the gzip file ``fh`` (every
+    member), at most ``limit`` bytes (default ``MAX_GUNZIP_BYTES``), see :class:`_Gunzipped`."""
+    return io.BufferedReader(_Gunzipped(fh, MAX_GUNZIP_BYTES if limit is None else limit))
+
+
+@contextmanager
+def _seekable(fh: BinaryIO) -> Iterator[BinaryIO]:
+    """``fh`` itself when it can seek, else a temporary file holding its content (random access)."""
+    if fh.seekable():
+        yield fh
+        return
+    with tempfile.TemporaryFile() as spool:
+        shutil.copyfileobj(fh, spool, 1024 * 1024)
+        spool.seek(0)
+        yield spool
+
+
+def iter_upload(target: Target, filename: str, fh: BinaryIO) -> Iterator[Record]:
+    """Records of the file ``filename`` whose content ``fh`` reads, parsed by its suffix (module
+    docstring), one at a time; IngestError naming the problem (and the line or entry) otherwise."""
+    suffix = format_suffix(filename)
+    parser = PARSERS.get(suffix)
     if parser is None:
         raise IngestError(f"unsupported file type {_suffix(filename) or filename!r}; use one of "
                           f"{FORMATS}")
     if filename.lower().endswith(GZIP):
-        data = gunzip(data)
-    return parser(target, data)
+        fh = gunzipped(fh)
+    if suffix != ".zip":
+        yield from parser(target, fh)
+        return
+    with _seekable(fh) as seekable:
+        yield from parser(target, seekable)
 
 
-def featurize_chunks(featurizer: Any, records: Sequence[Record],
-                     chunk: int = CHUNK) -> Iterator[sp.csr_matrix]:
-    """CSR rows of ``records`` by ``featurizer`` (``learners.features``), ``chunk`` records at a
-    time, in order; IngestError naming the record whose raw item the featurizer refused."""
-    for start in range(0, len(records), chunk):
-        part = records[start:start + chunk]
-        try:
-            yield featurizer.transform([r.raw for r in part])
-        except FeatureError as exc:
-            where = part[exc.position].where if exc.position is not None else "an item"
-            raise IngestError(f"{where}: {exc.reason}") from None
+def parse_upload(target: Target, filename: str, data: bytes) -> list[Record]:
+    """Every record of a file held in memory (:func:`iter_upload`)."""
+    return list(iter_upload(target, filename, io.BytesIO(data)))
+
+
+def _weight(record: Record) -> int:
+    """Bytes a record's raw content takes in memory, roughly (a vector's ``[index, value]``
+    pair is three Python objects, about 128 bytes)."""
+    raw = record.raw
+    return len(raw) if isinstance(raw, str | bytes) else 128 * len(raw)
+
+
+def record_chunks(records: Iterable[Record], chunk: int | None = None,
+                  max_bytes: int | None = None) -> Iterator[list[Record]]:
+    """``records`` in consecutive lists of at most ``chunk`` records (default :data:`CHUNK`)
+    and about ``max_bytes`` of raw content (default :data:`CHUNK_BYTES`; a list ends at the
+    record that reaches it), in order."""
+    chunk = CHUNK if chunk is None else chunk
+    max_bytes = CHUNK_BYTES if max_bytes is None else max_bytes
+    part: list[Record] = []
+    size = 0
+    for record in records:
+        part.append(record)
+        size += _weight(record)
+        if len(part) >= chunk or size >= max_bytes:
+            yield part
+            part, size = [], 0
+    if part:
+        yield part
+
+
+def featurize_part(featurizer: Any, part: Sequence[Record]) -> sp.csr_matrix:
+    """CSR rows of ``part`` by ``featurizer`` (``learners.features``), in order; IngestError
+    naming the record whose raw item the featurizer refused."""
+    try:
+        return featurizer.transform([r.raw for r in part])
+    except FeatureError as exc:
+        where = part[exc.position].where if exc.position is not None else "an item"
+        raise IngestError(f"{where}: {exc.reason}") from None
+
+
+def featurize_chunks(featurizer: Any, records: Iterable[Record],
+                     chunk: int | None = None) -> Iterator[sp.csr_matrix]:
+    """:func:`featurize_part` of ``records`` a chunk (:func:`record_chunks`) at a time, in order."""
+    for part in record_chunks(records, chunk):
+        yield featurize_part(featurizer, part)

@@ -11,19 +11,23 @@ Refused: unreadable archives, absolute or ``..`` entry names, encrypted entries,
 archives whose declared sizes exceed the limits (zip bombs): one image above
 ``MAX_IMAGE_BYTES`` or a declared total above ``MAX_TOTAL_BYTES``. The declared sizes are
 binding: Python's zipfile stops at the declared size and checks the CRC.
+
+A ZIP is read by random access from a seekable file (the central directory is at its end),
+then one image at a time (:func:`iter_zip`): memory holds one image, the archive's directory
+and the manifest's labels, never the archive (issue 18).
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
+from .lines import text_lines
 from .records import IngestError, Record, Target, checked_filename, gold_of
-from .tabular import decode_text
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
 MANIFEST = "labels.csv"
@@ -40,7 +44,18 @@ def _check_name(name: str) -> None:
 def _manifest(target: Target, zf: zipfile.ZipFile) -> dict[str, Any] | None:
     if MANIFEST not in zf.namelist():
         return None
-    reader = csv.DictReader(io.StringIO(decode_text(zf.read(MANIFEST)), newline=""))
+    with zf.open(MANIFEST) as fh:
+        reader = csv.DictReader(line for _, line in text_lines(fh))
+        try:
+            return _labels(target, reader)
+        except csv.Error as exc:
+            raise IngestError(f"{MANIFEST} line {reader.line_num}: {exc}") from None
+        except IngestError as exc:
+            message = str(exc)
+            raise IngestError(message if message.startswith(MANIFEST) else f"{MANIFEST} {message}") from None
+
+
+def _labels(target: Target, reader: csv.DictReader[str]) -> dict[str, Any]:
     if not reader.fieldnames or not {"filename", "label"} <= {f.strip().lower() for f in reader.fieldnames}:
         raise IngestError(f"{MANIFEST} line 1: the header must have 'filename' and 'label' columns")
     out = {}
@@ -64,12 +79,13 @@ def _is_image(info: zipfile.ZipInfo) -> bool:
     return not info.is_dir() and not hidden and info.filename.lower().endswith(IMAGE_SUFFIXES)
 
 
-def parse_zip(target: Target, data: bytes) -> list[Record]:
-    """Records of a ZIP of images (module docstring); IngestError naming the entry otherwise."""
+def iter_zip(target: Target, fh: BinaryIO) -> Iterator[Record]:
+    """Records of a ZIP of images read from the seekable ``fh`` (module docstring); IngestError
+    naming the entry otherwise."""
     if target.item_kind != "image":
         raise IngestError(f"ZIP uploads hold images, not {target.item_kind} items")
     try:
-        return _parse_archive(target, data)
+        yield from _archive(target, fh)
     except IngestError:
         raise
     except CORRUPT as exc:  # zipfile raises these (even IndexError) on damaged directories
@@ -81,8 +97,8 @@ CORRUPT = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, EOFErr
            ValueError, KeyError, NotImplementedError, RuntimeError)
 
 
-def _parse_archive(target: Target, data: bytes) -> list[Record]:
-    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+def _archive(target: Target, fh: BinaryIO) -> Iterator[Record]:
+    with zipfile.ZipFile(fh) as zf:
         infos = zf.infolist()
         total = 0
         for info in infos:
@@ -96,7 +112,7 @@ def _parse_archive(target: Target, data: bytes) -> list[Record]:
         if total > MAX_TOTAL_BYTES:
             raise IngestError(f"archive declares {total} bytes uncompressed, more than {MAX_TOTAL_BYTES}")
         manifest = _manifest(target, zf)
-        out = []
+        empty = True
         for info in filter(_is_image, infos):
             name = info.filename
             try:
@@ -109,7 +125,7 @@ def _parse_archive(target: Target, data: bytes) -> list[Record]:
                 gold = manifest[name]
             else:
                 gold = _folder_class(target, PurePosixPath(name).parent.name, name)
-            out.append(Record(name, raw, gold, filename=checked_filename(PurePosixPath(name).name, name)))
-    if not out:
+            yield Record(name, raw, gold, filename=checked_filename(PurePosixPath(name).name, name))
+            empty = False
+    if empty:
         raise IngestError("the archive holds no images (" + ", ".join(IMAGE_SUFFIXES) + ")")
-    return out

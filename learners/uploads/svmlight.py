@@ -1,6 +1,7 @@
 """LIBSVM / svmlight files of vectors (``<label> <index>:<value> ...``, indices from 1).
 
-Parsed by scikit-learn's ``load_svmlight_file``. The label becomes the known class when it
+Parsed by scikit-learn's ``load_svmlight_file``, a block of :data:`BLOCK_LINES` lines at a time
+(memory does not grow with the file, issue 18). The label becomes the known class when it
 equals a class of the project; for two-class projects the LIBSVM convention also maps
 -1 (or 0) to ``classes[0]`` and +1 to ``classes[1]`` (the learners' own convention). Any
 other label, an index 0 or beyond the project's ``n_features``, or a malformed line rejects
@@ -10,15 +11,19 @@ the file, naming the line.
 from __future__ import annotations
 
 import io
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, BinaryIO
 
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
+from .lines import binary_lines
 from .records import IngestError, Record, Target, gold_of
 
 #: LIBSVM files number features from 1; the records (and items) number them from 0.
 FIRST_INDEX = 1
+#: lines handed to scikit-learn's parser at once
+BLOCK_LINES = 1000
 
 
 def _load(data: bytes, n_features: int | None) -> tuple[Any, np.ndarray]:
@@ -26,18 +31,16 @@ def _load(data: bytes, n_features: int | None) -> tuple[Any, np.ndarray]:
                               dtype=np.float64)
 
 
-def _first_bad_line(data: bytes, n_features: int | None) -> str:
-    """Locate the first line sklearn refuses (only called once the whole file failed)."""
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.split(b"#", 1)[0].strip():
-            continue
+def _first_bad_line(block: Sequence[tuple[int, bytes]], n_features: int | None) -> str:
+    """Locate the first line sklearn refuses (only called once its block failed)."""
+    for number, line in block:
         try:
-            _load(line + b"\n", n_features)
+            _load(line.rstrip(b"\r\n") + b"\n", n_features)
         except OverflowError:  # sklearn, for an index beyond a C long
             return f"line {number}: an index is too large"
         except ValueError as exc:
             return f"line {number}: {exc}"
-    return "the file could not be parsed"
+    return f"lines {block[0][0]}-{block[-1][0]} could not be parsed"
 
 
 def _label_to_class(target: Target, label: float, where: str) -> Any:
@@ -50,22 +53,35 @@ def _label_to_class(target: Target, label: float, where: str) -> Any:
     raise IngestError(f"{where}: label {value!r} is not one of the classes {classes!r}")
 
 
-def parse_svmlight(target: Target, data: bytes) -> list[Record]:
-    """Records of a LIBSVM file (module docstring); IngestError naming the line otherwise."""
+def _blocks(fh: BinaryIO) -> Iterator[list[tuple[int, bytes]]]:
+    """The lines holding a vector (not blank, not only a comment), :data:`BLOCK_LINES` at a time."""
+    block: list[tuple[int, bytes]] = []
+    for number, line in binary_lines(fh):
+        if line.split(b"#", 1)[0].strip():
+            block.append((number, line if line.endswith(b"\n") else line + b"\n"))
+            if len(block) == BLOCK_LINES:
+                yield block
+                block = []
+    if block:
+        yield block
+
+
+def iter_svmlight(target: Target, fh: BinaryIO) -> Iterator[Record]:
+    """Records of a LIBSVM file read from ``fh`` (module docstring); IngestError naming the line."""
     if target.item_kind != "vectors":
         raise IngestError(f"LIBSVM files hold vectors, not {target.item_kind} items")
     n_features = int(target.featurizer_config.get("n_features", 0)) or None
-    try:
-        X, y = _load(data, n_features)
-    except (ValueError, OverflowError):
-        raise IngestError(_first_bad_line(data, n_features)) from None
-    if X.shape[0] == 0:
+    empty = True
+    for block in _blocks(fh):
+        try:
+            X, y = _load(b"".join(line for _, line in block), n_features)
+        except (ValueError, OverflowError):
+            raise IngestError(_first_bad_line(block, n_features)) from None
+        for i, (number, _) in enumerate(block):
+            where = f"line {number}"
+            a, b = X.indptr[i], X.indptr[i + 1]
+            pairs = [[int(j), float(v)] for j, v in zip(X.indices[a:b], X.data[a:b], strict=True)]
+            yield Record(where, pairs, _label_to_class(target, y[i], where))
+            empty = False
+    if empty:
         raise IngestError("the file holds no vectors")
-    lines = [n for n, line in enumerate(data.splitlines(), start=1) if line.split(b"#", 1)[0].strip()]
-    out = []
-    for i in range(X.shape[0]):
-        where = f"line {lines[i]}"
-        a, b = X.indptr[i], X.indptr[i + 1]
-        pairs = [[int(j), float(v)] for j, v in zip(X.indices[a:b], X.data[a:b], strict=True)]
-        out.append(Record(where, pairs, _label_to_class(target, y[i], where)))
-    return out

@@ -6,15 +6,19 @@ for URL projects (``text`` is accepted for URL projects too); an optional ``labe
 (the header is line 1).
 
 JSONL: one JSON object per line with the same keys; blank lines are ignored.
+
+Both are read as a stream (:func:`iter_csv`, :func:`iter_jsonl`): a line at a time from a binary
+file, so memory does not grow with the file (issue 18).
 """
 
 from __future__ import annotations
 
 import csv
-import io
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 from .input_rules import parse_json, text_problem
+from .lines import text_lines
 from .records import IngestError, Record, Target, gold_of
 
 GOLD_KEYS = ("label", "gold")
@@ -27,15 +31,6 @@ def content_keys(kind: str) -> tuple[str, ...]:
     if kind == "url":
         return ("url", "text")
     raise IngestError(f"CSV and JSONL uploads hold text or URLs, not {kind} items")
-
-
-def decode_text(data: bytes) -> str:
-    """UTF-8 text of an upload (a BOM is dropped); IngestError naming the line of a bad byte."""
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise IngestError(f"line {line}: not valid UTF-8 (byte {exc.start})") from None
 
 
 def row_record(target: Target, row: dict[str, Any], where: str) -> Record:
@@ -55,10 +50,10 @@ def row_record(target: Target, row: dict[str, Any], where: str) -> Record:
     return Record(where, content, gold)
 
 
-def parse_csv(target: Target, data: bytes) -> list[Record]:
-    """Records of a CSV upload (module docstring); IngestError on the first bad line."""
+def iter_csv(target: Target, fh: BinaryIO) -> Iterator[Record]:
+    """Records of a CSV upload read from ``fh`` (module docstring); IngestError on the first bad line."""
     keys = content_keys(target.item_kind)
-    reader = csv.reader(io.StringIO(decode_text(data), newline=""))
+    reader = csv.reader(line for _, line in text_lines(fh))
     try:
         header = [h.strip().lower() for h in next(reader)]
     except StopIteration:
@@ -68,7 +63,6 @@ def parse_csv(target: Target, data: bytes) -> list[Record]:
     if not any(k in header for k in keys):
         raise IngestError(f"line 1: the header needs a {' or '.join(repr(k) for k in keys)} column "
                           f"(found {header})")
-    out = []
     try:
         for cells in reader:
             where = f"line {reader.line_num}"
@@ -76,17 +70,15 @@ def parse_csv(target: Target, data: bytes) -> list[Record]:
                 continue
             if len(cells) != len(header):
                 raise IngestError(f"{where}: {len(cells)} fields, the header has {len(header)}")
-            out.append(row_record(target, dict(zip(header, cells, strict=True)), where))
+            yield row_record(target, dict(zip(header, cells, strict=True)), where)
     except csv.Error as exc:
         raise IngestError(f"line {reader.line_num}: {exc}") from None
-    return out
 
 
-def parse_jsonl(target: Target, data: bytes) -> list[Record]:
-    """Records of a JSONL upload (module docstring); IngestError on the first bad line."""
+def iter_jsonl(target: Target, fh: BinaryIO) -> Iterator[Record]:
+    """Records of a JSONL upload read from ``fh`` (module docstring); IngestError on the first bad line."""
     content_keys(target.item_kind)
-    out = []
-    for number, line in enumerate(decode_text(data).splitlines(), start=1):
+    for number, line in text_lines(fh):
         if not line.strip():
             continue
         where = f"line {number}"
@@ -96,5 +88,4 @@ def parse_jsonl(target: Target, data: bytes) -> list[Record]:
             raise IngestError(str(exc)) from None
         if not isinstance(row, dict):
             raise IngestError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        out.append(row_record(target, {k.lower(): v for k, v in row.items()}, where))
-    return out
+        yield row_record(target, {k.lower(): v for k, v in row.items()}, where)

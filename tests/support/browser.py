@@ -114,7 +114,9 @@ def screenshot(page: Any, name: str) -> Path:
     """Save a full-page PNG under test-output/ and return its path."""
     OUTPUT.mkdir(exist_ok=True)
     path = OUTPUT / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    # caret="initial": Playwright's default ("hide") injects a style that the page's CSP reports as
+    # a violation when htmx swaps the focused field afterwards (the app's own pages inject none)
+    page.screenshot(path=str(path), full_page=True, caret="initial")
     return path
 
 

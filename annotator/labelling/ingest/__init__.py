@@ -1,30 +1,44 @@
-"""Ingestion: parse and validate a whole upload, featurize it, then insert it in one transaction.
+"""Ingestion: records in, pending items out, at the database's speed (COPY on PostgreSQL).
 
-All-or-nothing: every record is parsed and featurized before the first row is written, and
-the rows are written in one transaction, so a malformed row (the error names it) leaves
-the project unchanged. The formats are parsed by :mod:`learners.uploads` (Django-free, shared
-with the replay CLI), which picks the parser from the file name.
+* :func:`import_records` (the JSON API, the demo, the command line): records already in
+  memory, all-or-nothing: every record is featurized before the first row is written, in one
+  transaction, so a malformed one (the error names it) leaves the project unchanged.
+* :func:`run_job` (an uploaded file, :class:`..models.ImportJob`): streamed, two passes over
+  the stored file (:mod:`.upload_file`), memory flat in its size (issue 18).
+
+The formats are parsed by :mod:`learners.uploads` (Django-free, shared with the replay CLI),
+which picks the parser from the file name.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from learners.uploads import IngestError, Record, featurize_chunks, parse_upload
+from learners.uploads import (
+    IngestError,
+    Record,
+    featurize_chunks,
+    featurize_part,
+    iter_upload,
+    parse_upload,
+    record_chunks,
+)
 
 from .. import jobs
 from ..faults import hold_point
 from ..models import ImportJob, Item, Project
 from ..vectors import encode_rows
+from .upload_file import drop_upload, open_upload, store_upload
 
-__all__ = ["IngestError", "Record", "import_records", "insert_items", "parse_upload", "run_job"]
+__all__ = ["IngestError", "Record", "import_records", "insert_items", "new_job", "parse_upload", "run_job"]
 
 log = logging.getLogger(__name__)
 
@@ -102,47 +116,91 @@ def insert_items(project: Project, records: Sequence[Record], vectors: Sequence[
     return items
 
 
+def new_job(project: Project, filename: str, chunks: Iterable[bytes], user: Any = None) -> ImportJob:
+    """A waiting import of the file ``filename`` whose content ``chunks`` gives (stored in parts,
+    :func:`.upload_file.store_upload`), in one transaction; the caller sends it to a worker."""
+    with transaction.atomic():
+        job = ImportJob.objects.create(project=project, created_by=user, filename=filename)
+        store_upload(job, chunks)
+    return job
+
+
 def _close(job: ImportJob, status: str, **fields: Any) -> None:
     """Write the outcome (inside :func:`.jobs.finishing`); the stored upload is dropped."""
-    ImportJob.objects.filter(pk=job.pk).update(status=status, finished=timezone.now(), data=None, **fields)
+    ImportJob.objects.filter(pk=job.pk).update(status=status, finished=timezone.now(), **fields)
+    drop_upload(job)
 
 
-def run_job(job_id: int) -> ImportJob | None:
+def _records(project: Project, job: ImportJob) -> Iterator[Record]:
+    with open_upload(job) as fh:
+        yield from iter_upload(project, job.filename, fh)
+
+
+def _kept(message: str, stored: int) -> str:
+    """A failure message that says which items of the file are kept (stored before the failure)."""
+    if not stored:
+        return f"{message} (nothing was imported)"
+    return f"{message} (the {stored} items before it were imported and are kept)"
+
+
+def _import_chunks(job: ImportJob, project: Project, on_chunk: Callable[[], None] | None) -> bool:
+    """Featurize and store the job's records after the ``job.done`` already stored, a chunk per
+    transaction with its count; False when this attempt lost the job (cancelled or restarted)."""
+    featurizer = project.featurizer()
+    for part in record_chunks(islice(_records(project, job), job.done, None)):
+        vectors = encode_rows(featurize_part(featurizer, part))
+        with jobs.finishing(job) as held:
+            if not held:
+                return False
+            insert_items(project, part, vectors)
+            hold_point("IMPORT")
+            job.done += len(part)
+            ImportJob.objects.filter(pk=job.pk).update(done=job.done, heartbeat=timezone.now())
+        if on_chunk is not None:
+            on_chunk()
+    return True
+
+
+def run_job(job_id: int, on_chunk: Callable[[], None] | None = None) -> ImportJob | None:
     """Import an :class:`ImportJob`'s stored file, recording progress and the outcome.
 
+    Two passes over the file as a stream (memory flat in its size, issue 18): the first parses
+    and validates every record and counts them (``total``), storing nothing, so a malformed
+    file is refused whole; the second featurizes and stores the records in chunks
+    (:func:`learners.uploads.record_chunks`), each chunk committed with ``done``, its running
+    count, and followed by ``on_chunk()`` (the task layer asks for the new items to be decided).
+    An item the featurizer refuses in the second pass (e.g. an undecodable image) fails the job
+    there: the items stored before it are kept and the message says so.
+
     Returns the job (status DONE or FAILED; RUNNING or WAITING when another attempt took it
-    over), or None when it does not exist or is not waiting (e.g. a task delivered twice).
-    Survives a dead worker (:mod:`..jobs`): the items and the DONE status are written in one
-    transaction, only by the attempt that still holds the job, so a restarted import stores
-    every item once.
+    over; CANCELLED), or None when it does not exist or is not waiting (e.g. a task delivered
+    twice). Survives a dead worker (:mod:`..jobs`): a chunk and its count are written in one
+    transaction, only by the attempt that still holds the job, and a restarted import goes on
+    after the ``done`` items, so every item is stored once.
     """
     job = jobs.claim(ImportJob, job_id)
     if job is None:
         return None
     project = job.project
     try:
-        records = parse_upload(project, job.filename, bytes(job.data or b""))
-        if not records:
+        total = sum(1 for _ in _records(project, job))
+        if not total:
             raise IngestError("nothing to import")
-        jobs.beat(job, total=len(records), done=0)
-        def progress(done: int) -> None:
-            jobs.beat(job, done=done)
-
-        vectors = featurize(project, records, progress)
-        with jobs.finishing(job) as held:
-            if held:
-                items = insert_items(project, records, vectors)
-                hold_point("IMPORT")
-                _close(job, ImportJob.Status.DONE, done=len(items), total=len(records))
+        if jobs.beat(job, total=total) and _import_chunks(job, project, on_chunk):
+            with jobs.finishing(job) as held:
+                if held:
+                    _close(job, ImportJob.Status.DONE, total=total)
+        elif ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.CANCELLED).exists():
+            drop_upload(job)  # its items so far stay; its file is no longer needed
     except IngestError as exc:
         with jobs.finishing(job) as held:
             if held:
-                _close(job, ImportJob.Status.FAILED, error=str(exc))
+                _close(job, ImportJob.Status.FAILED, error=_kept(str(exc), job.done))
     except Exception as exc:  # unexpected: record a truthful outcome, then let Celery log it
         with jobs.finishing(job) as held:
             if held:
-                _close(job, ImportJob.Status.FAILED, error=f"internal error: {exc}")
+                _close(job, ImportJob.Status.FAILED, error=_kept(f"internal error: {exc}", job.done))
         raise
-    job = ImportJob.objects.defer("data").get(pk=job.pk)
+    job = ImportJob.objects.get(pk=job.pk)
     log.info("import %s for project %s: %s %s", job.filename, project.pk, job.status, job.error)
     return job
