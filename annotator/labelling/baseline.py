@@ -35,6 +35,8 @@ from .vectors import decode
 
 #: fewest gold rows for the view; runs of the random learner averaged; points per curve
 MIN_ITEMS, RUNS, POINTS = 10, 3, 40
+#: items of the stream read per query while the first gold rows are gathered
+WINDOW = 5000
 
 
 def rows_wanted(gold_n: int) -> int:
@@ -72,9 +74,23 @@ def cost_view(project: Project, gold_n: int) -> dict[str, Any] | None:
     return found
 
 
+def _first_rows(project: Project, n: int) -> list[tuple[Any, ...]]:
+    """The first ``n`` rows of the module docstring ``(vector, gold, prediction, queried)``, read
+    by ``seq`` windows of :data:`WINDOW` items: one ``ORDER BY seq LIMIT n`` let PostgreSQL sort
+    every gold row of the stream before the limit (a bitmap scan, issue 18)."""
+    rows: list[tuple[Any, ...]] = []
+    wanted = Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).decided()
+    last = Item.objects.filter(project=project).order_by("-seq").values_list("seq", flat=True).first()
+    start = 0
+    while len(rows) < n and last is not None and start <= last:
+        rows += list(wanted.filter(seq__gte=start, seq__lt=start + WINDOW).order_by("seq")
+                     .values_list("vector", "gold", "prediction", "queried")[:n - len(rows)])
+        start += WINDOW
+    return rows
+
+
 def _compute(project: Project, n: int) -> dict[str, Any] | None:
-    rows = list(Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).decided()
-                .order_by("seq").values_list("vector", "gold", "prediction", "queried")[:n])
+    rows = _first_rows(project, n)
     index = {str(c): k for k, c in enumerate(project.classes)}
     rows = [r for r in rows if str(r[1]) in index]
     if len(rows) < MIN_ITEMS:

@@ -31,6 +31,7 @@ from learners.params import Param
 from learners.uploads import FORMATS, accepts
 from learners.uploads.input_rules import checked_text, parse_json
 
+from .honeypots import MAX_RATE
 from .models import Membership, Project
 from .planner import MAX_CANDIDATES, candidate_params, check_cost
 
@@ -170,11 +171,13 @@ def _initial(value: Any) -> str:
 @dataclass(frozen=True)
 class ProjectSetting:
     """One field of the console's stream-settings form: the :class:`.models.Project` field named
-    ``param.name``, checked by ``param``; ``blank_is_off``: an empty input stores None."""
+    ``param.name``, checked by ``param``; ``blank_is_off``: an empty input stores None;
+    ``kept_when_absent``: a POST without the field keeps the project's value (as for a choice)."""
 
     param: Param
     label: str
     blank_is_off: bool = False
+    kept_when_absent: bool = False
 
 
 #: upper bounds of the console's numbers: a day's labels fit the database's 32-bit column,
@@ -201,6 +204,14 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
     ProjectSetting(Param("price_per_label", None, float,
                          "for the label cost on the dashboard (blank = not shown)",
                          low=0.0, high=MAX_PRICE_PER_LABEL), "price per label", blank_is_off=True),
+    ProjectSetting(Param("audit_rate", 0.0, float,
+                         "0 = off; e.g. 0.05: 5% of the items the model decides alone go to the reviewers, "
+                         "for the audit estimate on the dashboard (docs/teams.md)", low=0.0, high=1.0),
+                   "audit rate of auto-decisions", kept_when_absent=True),
+    ProjectSetting(Param("honeypot_rate", 0.0, float,
+                         "0 = off; e.g. 0.05: 5% of the items served to annotators are known-gold items, "
+                         "not told which (annotator quality on the dashboard)", low=0.0, high=MAX_RATE),
+                   "honeypot rate", kept_when_absent=True),
 )
 
 
@@ -209,7 +220,7 @@ class StreamSettingsForm(AppForm):
 
     def __init__(self, project: Project, data: Any = None) -> None:
         defaults = {s.param.name: getattr(project, s.param.name) for s in PROJECT_SETTINGS
-                    if s.param.choices is not None}  # a POST without the radio keeps the state
+                    if s.param.choices is not None or s.kept_when_absent}  # e.g. a POST without the radio
         super().__init__(_with_defaults(data, defaults))
         for s in PROJECT_SETTINGS:
             p, value = s.param, getattr(project, s.param.name)

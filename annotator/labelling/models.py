@@ -296,7 +296,11 @@ class Item(models.Model):
                    models.Index(fields=["project", "lease_expires"], name="item_leases",
                                 condition=Q(status="leased")),
                    models.Index(fields=["lease_owner"], name="item_lease_owner",
-                                condition=Q(lease_owner__isnull=False))]
+                                condition=Q(lease_owner__isnull=False)),
+                   # the audit's population (.audit): empty for a project that never audited, so
+                   # its dashboard does not count the decision log
+                   models.Index(fields=["project", "seq"], name="item_audited",
+                                condition=Q(audit_prob__isnull=False))]
         ordering = ["project", "seq"]
 
     def __str__(self) -> str:

@@ -102,6 +102,19 @@ def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
         return review
 
 
+def review_rows(project: Project, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
+    """The project's reviews with id > ``after``, at most ``limit``, in id order, JSON-able (the
+    API): ``review_id, item_id, seq, reason, sample_prob, model_label`` (audits only: what the
+    model said), ``value``, ``decided_by``, ``decided_at`` (None while open)."""
+    rows = (Review.objects.filter(project=project, pk__gt=after).order_by("id")
+            .values_list("id", "item_id", "item__seq", "reason", "sample_prob", "item__prediction", "value",
+                         "decided_by__username", "decided_at")[:limit])
+    return [{"review_id": pk, "item_id": item, "seq": seq, "reason": reason, "sample_prob": prob,
+             "model_label": prediction if reason == Review.Reason.AUDIT else None, "value": value,
+             "decided_by": by, "decided_at": at.isoformat() if at else None}
+            for pk, item, seq, reason, prob, prediction, value, by, at in rows]
+
+
 def review_counts(project: Project) -> dict[str, int]:
     """Open and decided reviews of the project (the review queue's progress line)."""
     reviews = Review.objects.filter(project=project)
