@@ -159,7 +159,9 @@ def test_new_project_offers_each_featurizer_with_its_measured_speed(client, tmp_
     assert shown["minilm"] == ["minilm", "·", "234", "items/s", "·", "default"]
     assert shown["hashed-ngrams"] == ["hashed-ngrams", "·", "5,251", "items/s"]
     assert shown["deskew-hog"][2:4] == ["speed", "not"]  # absent from the file: said so
-    assert '{"max_tokens": 128}' in page.text  # default options shown as the JSON the field takes
+    # a new project's options shown as the JSON the field takes (minilm's intercept column:
+    # docs/algorithms/common.md)
+    assert '{"max_tokens": 128, "intercept": 0.5}' in page.text
 
     made = client.post("/projects/new", {"name": "news", "task": "multiclass", "item_kind": "text",
                                          "classes": "a,b,c,d", "featurizer_name": "hashed-ngrams"})
@@ -170,7 +172,9 @@ def test_new_project_offers_each_featurizer_with_its_measured_speed(client, tmp_
     assert console.by_id("featurizer").text == "hashed-ngrams (5,251 items/s)"
     client.post("/projects/new", {"name": "spam", "task": "binary", "item_kind": "text",
                                   "classes": "ham,spam"})
-    assert Project.objects.get(name="spam").featurizer_config["name"] == features.DEFAULT["text"] == "minilm"
+    spam = Project.objects.get(name="spam").featurizer_config
+    assert spam["name"] == features.DEFAULT["text"] == "minilm"
+    assert spam["intercept"] == 0.5  # blank options: a new project's values, not the stored-config defaults
     for form, needle in (({"featurizer_name": "deskew-hog"}, "'deskew-hog' is not one for text items"),
                          ({"featurizer": '{"name": "pixels"}'}, "choose the featurizer in its list")):
         bad = client.post("/projects/new", {"name": "bad", "task": "binary", "item_kind": "text",

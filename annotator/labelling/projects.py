@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from learners.features import default_config, make_featurizer
+from learners.features import default_config, make_featurizer, new_project_config
 from learners.uploads.input_rules import checked_text
 
 from .models import Project
@@ -27,7 +27,8 @@ def create_project(**fields: Any) -> Project:
 def save_new_project(project: Project) -> Project:
     """Save a new (unsaved) project and its initial learner state in one transaction.
 
-    ``featurizer_config`` defaults to the default config of ``item_kind`` and is stored
+    ``featurizer_config`` defaults to the default config of ``item_kind``; options it does not
+    give take a new project's values (``learners.features.new_project_config``) and it is stored
     complete (every option and the version). ValueError (naming the problem) when the name
     or a class name cannot be stored (:mod:`learners.uploads.input_rules`), or the algorithm, its parameters,
     the classes or the featurizer config are invalid; nothing is saved then.
@@ -39,7 +40,8 @@ def save_new_project(project: Project) -> Project:
     config = project.featurizer_config or default_config(project.item_kind)
     if not isinstance(config, dict) or config.get("kind") != project.item_kind:
         raise ValueError(f"featurizer_config must have kind {project.item_kind!r}")
-    project.featurizer_config = make_featurizer(config).config()  # complete, with its version
+    # complete, with its version; options not given take a new project's values
+    project.featurizer_config = make_featurizer(new_project_config(config)).config()
     project.check_config()
     with transaction.atomic():
         project.save()

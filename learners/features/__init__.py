@@ -17,7 +17,9 @@ Usage::
     make_featurizer(f.config())                           # identical featurizer
 
 A config is a JSON-able dict ``{"kind": ..., "name": ..., "version": ..., <options>}``;
-missing options take their defaults. ``name`` picks one of the kind's featurizers
+missing options take their defaults (a project being created gets
+:func:`new_project_config`: the featurizer's new-project values, e.g. minilm's intercept column,
+where they differ). ``name`` picks one of the kind's featurizers
 (:func:`featurizer_names`); a config without it (stored before names existed) means the
 kind's original featurizer, so its features never change. :data:`DEFAULT` names a new
 project's featurizer of each kind. Featurizer modules are imported on first use, so
@@ -106,6 +108,17 @@ def default_config(kind: str, name: str | None = None) -> dict[str, Any]:
     return featurizer_class(kind, DEFAULT.get(kind) if name is None else name).default_config()
 
 
+def new_project_config(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with each option it does not give at the value a new project gets
+    (``new_project`` of the featurizer class, else the option's default): what a project being
+    created stores. A stored config is read with :func:`make_featurizer` instead, where a
+    missing option means its default. ValueError as :func:`make_featurizer` for a bad kind or name.
+    """
+    if not isinstance(config, dict) or "kind" not in config:
+        return config  # make_featurizer names the problem
+    return {**featurizer_class(config["kind"], config.get("name")).default_config(), **config}
+
+
 def make_featurizer(config: dict[str, Any]) -> Featurizer:
     """Build a featurizer from a config dict.
 
@@ -126,4 +139,4 @@ def make_featurizer(config: dict[str, Any]) -> Featurizer:
 
 
 __all__ = ["DEFAULT", "KINDS", "ORIGINAL", "SPEEDS_FILE", "FeatureError", "Featurizer", "default_config",
-           "featurizer_class", "featurizer_names", "make_featurizer", "measured_speed"]
+           "featurizer_class", "featurizer_names", "make_featurizer", "measured_speed", "new_project_config"]

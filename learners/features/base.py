@@ -56,14 +56,27 @@ def empty_rows(n: int, n_features: int) -> sp.csr_matrix:
     return sp.csr_matrix((n, n_features), dtype=np.float64)
 
 
+#: The ``intercept`` option of the featurizers whose rows are unit-norm (docs/algorithms/common.md,
+#: "Intercept"). A stored config without it means 0 (its features never change); a new project
+#: gets :data:`NEW_PROJECT_INTERCEPT` (``new_project`` of the featurizers that declare it).
+INTERCEPT = Param("intercept", 0.0, float, "value of a constant feature appended to every row, "
+                  "so that the learners (which have no bias term) can learn an offset; 0 = none",
+                  low=0.0, high=10.0)
+#: the intercept a new project's featurizer appends (measured: benchmarks/LABEL_EFFICIENCY.md)
+NEW_PROJECT_INTERCEPT = 0.5
+
+
 class BaseFeaturizer:
     """Base class of every featurizer (implements the ``Featurizer`` protocol).
 
     Subclasses set ``kind``, ``name``, ``version`` and ``options`` (the :class:`Param` list of
     their config), read their validated options from :meth:`config` into named attributes and
-    compute ``n_features`` in ``__init__`` after calling ``super().__init__``,
-    and implement :meth:`_parse` (validate one raw item, raising FeatureError) and
-    :meth:`_rows` (turn a list of parsed items into CSR rows).
+    compute ``n_features`` in ``__init__`` after calling ``super().__init__`` (counting the
+    intercept column, :meth:`intercept_columns`), and implement :meth:`_parse` (validate one raw
+    item, raising FeatureError) and :meth:`_rows` (turn a list of parsed items into CSR rows,
+    without the intercept column: :meth:`_finish` appends it). ``new_project`` holds option
+    values a new project gets (:meth:`default_config`) that differ from what a stored config
+    without the option means (the option's default).
     """
 
     kind: ClassVar[str] = ""
@@ -73,6 +86,7 @@ class BaseFeaturizer:
     #: another version is refused rather than silently featurized differently.
     version: ClassVar[int] = 1
     options: ClassVar[tuple[Param, ...]] = ()
+    new_project: ClassVar[dict[str, Any]] = {}
 
     n_features: int
 
@@ -81,8 +95,13 @@ class BaseFeaturizer:
 
     @classmethod
     def default_config(cls) -> dict[str, Any]:
+        """A new project's config: every option, at ``new_project`` or else its default."""
         return {"kind": cls.kind, "name": cls.name, "version": cls.version,
-                **{p.name: p.default for p in cls.options}}
+                **{p.name: p.default for p in cls.options}, **cls.new_project}
+
+    def intercept_columns(self) -> int:
+        """1 when the config appends an intercept column (:data:`INTERCEPT` > 0), else 0."""
+        return 1 if self._options.get("intercept", 0.0) > 0.0 else 0
 
     def config(self) -> dict[str, Any]:
         """JSON-able config; ``make_featurizer(f.config())`` rebuilds an identical featurizer."""
@@ -112,6 +131,9 @@ class BaseFeaturizer:
 
     def _finish(self, M: sp.spmatrix, n: int) -> sp.csr_matrix:
         out = sp.csr_matrix(M, dtype=np.float64)
+        if self.intercept_columns():
+            column = np.full((n, 1), self._options["intercept"])
+            out = sp.hstack([out, sp.csr_matrix(column)], format="csr")
         if out.shape != (n, self.n_features):  # an internal bug, not a user error
             raise AssertionError(f"{self.kind} featurizer produced shape {out.shape}, "
                                  f"expected {(n, self.n_features)}")
