@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0013_overlap_consensus'),
+        ('labelling', '0014_item_audited_index'),
     ]
 
     operations = [
