@@ -45,6 +45,7 @@ def test_no_serious_or_critical_axe_violation_on_any_page(live_server, axe_page,
              "console": f"/projects/{pk}/console", "dashboard": f"/projects/{pk}/dashboard",
              "upload": f"/projects/{pk}/upload", "planner": f"/projects/{pk}/planner",
              "new-project": "/projects/new", "missing": "/projects/999999/"}
+    held: list = []  # the label request held back to see the page while it saves
     for name, path in pages.items():
         page.goto(live_server.url + path)
         if name == "queue":
@@ -61,7 +62,6 @@ def test_no_serious_or_critical_axe_violation_on_any_page(live_server, axe_page,
             page.wait_for_selector("#queue-item .notice")
             found["queue-after-label"] = axe_violations(page)
             # and while a key press is on its way ("saving…": the request held back)
-            held = []
             page.route("**/label", lambda route: held.append(route))
             page.keyboard.press("5")
             page.wait_for_selector("#save-state.htmx-request")
