@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from django.test import Client
 
+from annotator.labelling import consensus
 from annotator.labelling.annotation import lease_next, submit_label
 from annotator.labelling.audit import audit_estimate, audit_uniform
 from annotator.labelling.models import Honeypot, Item, Label, LearnerState, Membership, Project, Review
@@ -70,7 +71,10 @@ def test_reviewers_reach_only_their_projects(disagreement):
     reviewer = member(project, "rita", Membership.Role.REVIEWER)
     member(other, "ann")  # a project rita is not in
     rita = client_for(reviewer)
-    assert rita.get(f"/projects/{project.pk}/review/").status_code == 200
+    page = rita.get(f"/projects/{project.pk}/review/")
+    assert page.status_code == 200
+    links = {a.attrs["href"] for a in parse(page.content).find_all("a")}
+    assert f"/projects/{project.pk}/dashboard" not in links  # the dashboard is the admins' here
     assert rita.get(f"/projects/{other.pk}/review/").status_code == 404  # as for every page of it
     assert rita.post(f"/projects/{other.pk}/reviews/{review.pk}/decide", {"value": "spam"}).status_code == 404
     # a review of her project through another project's URL does not exist there
@@ -127,6 +131,33 @@ def test_a_review_leased_to_one_reviewer_is_refused_to_another(disagreement):
     assert robs.post(url, {"value": "ham"}).status_code == 409
 
 
+def test_a_disputed_overlapped_item_reaches_the_review_queue_and_the_decision_is_its_label():
+    project = text_project(["free cash now", "lunch at noon"], overlap_k=2, overlap_fraction=1.0)
+    update_project(project.pk)
+    item = Item.objects.get(project=project, seq=0)
+    ann, bob = member(project, "ann"), member(project, "bob")
+    submit_label(project, item.pk, ann, "spam")
+    submit_label(project, item.pk, bob, "ham")
+    update_project(project.pk)  # the pipeline settles the item: one vote each, disputed
+    assert consensus.disagreements(project).filter(item=item).exists()
+    rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
+    panel = parse(rita.get(f"/projects/{project.pk}/review/").content).find_all(id="queue-item")[0]
+    assert panel.attrs["data-item"] == str(item.pk) and panel.attrs["data-reason"] == "disagreement"
+    assert sorted(cells(panel.find_all("table", id="opinions")[0])) == [["ann", "spam"], ["bob", "ham"]]
+    review = Review.objects.get(pk=int(panel.attrs["data-review"]))
+    rita.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "spam"}, **HX)
+    settled = item.consensus
+    settled.refresh_from_db()
+    assert (settled.status, settled.value, settled.decided_by.username) == ("adjudicated", "spam", "rita")
+    primary = Label.objects.get(item=item, primary=True)
+    assert (primary.annotator, primary.value) == (ann, "spam")  # the matching opinion is the label
+    update_project(project.pk)
+    assert Label.objects.get(pk=primary.pk).applied_version is not None  # the learner has it
+    assert not consensus.disagreements(project).exists()
+    quality = {r["name"]: r["consensus"]["accuracy"] for r in annotator_quality(project)}
+    assert quality == {"ann": 1.0, "bob": 0.0}
+
+
 # ---------------------------------------------------------------- annotator quality
 
 
@@ -160,8 +191,7 @@ def test_annotator_quality_against_gold_and_consensus():
     # the settled class of item 5 (no gold): a reviewer decided 7; a said 7, b said 2
     label(items[5], a, 7)
     label(items[5], b, 2, primary=False)
-    Review.objects.create(project=project, item=items[5], reason=Review.Reason.DISAGREEMENT, value=7,
-                          decided_at="2026-01-01T00:00:00Z")
+    consensus.resolve(items[5], 7, by=member(project, "rita", Membership.Role.REVIEWER))
     table = {row["name"]: row for row in annotator_quality(project)}
     assert table["a"]["gold"] == {"correct": 3, "n": 4, "accuracy": 0.75}
     assert table["b"]["gold"] == {"correct": 1, "n": 3, "accuracy": 1 / 3}

@@ -94,7 +94,12 @@ def test_the_browser_bounds_are_the_servers_param(admin_client, project):
         if p.kind in (int, float):
             control = page.find("input", name=p.name)
             assert {k: control.attrs.get(k) for k in bounds_attrs(p)} == bounds_attrs(p)
-    runs = parse(admin_client.get(f"/projects/{project.pk}/planner").content).find("input", name="runs")
+    planner_page = parse(admin_client.get(f"/projects/{project.pk}/planner").content)
+    row_delta = planner_page.find("input", name="delta-0")
+    for algorithm in learners.names_for_task(project.task):  # one widget serves every row's algorithm
+        delta_param = next(p for p in learners.get_spec(algorithm).params if p.name == "delta")
+        assert {k: row_delta.attrs.get(k) for k in bounds_attrs(delta_param)} == bounds_attrs(delta_param)
+    runs = planner_page.find("input", name="runs")
     assert (runs.attrs["min"], runs.attrs["max"], runs.attrs["step"]) == ("1", "20", "1") == (
         str(PLANNER_RUNS.low), str(PLANNER_RUNS.high), "1")
     # and the server refuses exactly the excluded bound the browser is told to refuse

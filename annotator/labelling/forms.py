@@ -32,7 +32,7 @@ from learners.uploads import FORMATS, accepts
 from learners.uploads.input_rules import checked_text, parse_json
 
 from .honeypots import MAX_RATE
-from .models import Membership, Project
+from .models import OVERLAP_K_MAX, OVERLAP_K_MIN, ConsensusMethod, Membership, Project
 from .planner import MAX_CANDIDATES, candidate_params, check_cost
 
 #: the learner each task starts with (changed in the console)
@@ -212,6 +212,16 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
                          "0 = off; e.g. 0.05: 5% of the items served to annotators are known-gold items, "
                          "not told which (annotator quality on the dashboard)", low=0.0, high=MAX_RATE),
                    "honeypot rate", kept_when_absent=True),
+    ProjectSetting(Param("overlap_fraction", 0.0, float,
+                         "0 = off; e.g. 0.2: each queried item is drawn with probability 0.2 to be "
+                         "labelled by several annotators (docs/teams.md)", low=0.0, high=1.0),
+                   "overlap: fraction of the queried items", kept_when_absent=True),
+    ProjectSetting(Param("overlap_k", OVERLAP_K_MIN, int, "distinct annotators an overlapped item needs",
+                         low=OVERLAP_K_MIN, high=OVERLAP_K_MAX), "overlap: annotators per item",
+                   kept_when_absent=True),
+    ProjectSetting(Param("consensus_method", ConsensusMethod.MAJORITY, str,
+                         "how an overlapped item's opinions become the label the learner gets",
+                         choices=tuple(ConsensusMethod.values)), "consensus"),
 )
 
 

@@ -19,7 +19,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from .access import may_review, project_for
+from . import enqueue
+from .access import may_review, project_for, sees_dashboard
 from .annotation import LeasedToOtherError
 from .models import Project, Review
 from .reviews import AlreadyDecidedError, decide, lease_review, opinions, review_counts
@@ -43,6 +44,7 @@ def _panel(request: AppRequest, project: Project, review: Review | None, error: 
         "opinions": opinions(review) if review is not None else [],
         "audit": review is not None and review.reason == Review.Reason.AUDIT,
         "counts": review_counts(project), "error": error, "saved": saved,
+        "sees_dashboard": not request.htmx and sees_dashboard(request.user, project),  # the page's link
         **item_display(project, item),
     }
     template = "labelling/_review_item.html" if request.htmx else "labelling/review.html"
@@ -82,6 +84,8 @@ def review_decide(request: AppRequest, pk: int, review_pk: int) -> HttpResponse:
         return _refuse(request, project, str(exc), 409)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 400)
+    if done.reason == Review.Reason.DISAGREEMENT:  # the item's final label: the learner follows
+        enqueue.labels_changed(project.pk)
     if not request.htmx:
         return redirect("review", pk=project.pk)
     return _panel(request, project, lease_review(project, request.user), saved=done.value)
