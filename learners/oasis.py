@@ -84,9 +84,12 @@ C = math.sqrt((1.0 - GAMMA) * GAMMA * ALPHA)
 KAPPA = math.log(C / (GAMMA * ALPHA))  # = -C' = 0.5 ln 8
 LOG_C = math.log(C)
 RULES = ("threshold", "bernoulli")
-#: default input width of the filter; wider inputs are randomly projected to it (a 16x16 image
-#: keeps its pixels, hashed text is projected)
-MAX_DIM = 256
+#: default input width of the filter; wider inputs are randomly projected to it. 385, the width
+#: of a new project's text embedding (minilm's 384 and its intercept column), which then reaches
+#: the filter as it is: projecting the 384 to 256 lost 2-4 points of online accuracy and cost
+#: twice the time per item (benchmarks/OASIS_MAX_DIM.md); a 16x16 image keeps its pixels, hashed
+#: text and HOG are projected
+MAX_DIM = 385
 #: largest particle memory a learner may hold (refused above, with the numbers, at construction)
 MAX_PARTICLE_BYTES = 512 * 2**20
 

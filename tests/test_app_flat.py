@@ -2,9 +2,10 @@
 
 * The waiting count read from the counters (queues longer than ``queue.COUNT_CAP``) equals the
   rows it stands for, through leases, expired leases, labels applied or not, skips and undos.
-* The label + next request, the metrics API and the dashboard issue the same SQL statements on a
-  stream ten times longer with a queue ten times longer; on PostgreSQL they also read the same
-  number of item rows (``pg_stat_xact_user_tables``: rows the transaction fetched).
+* The label + next request, the metrics API, the dashboard and the model export issue the same SQL
+  statements on a stream ten times longer with a queue ten times longer; on PostgreSQL they also
+  read the same number of item rows (``pg_stat_xact_user_tables``: rows the transaction fetched),
+  the export only those of the labels not applied yet.
 
 Counts, never timings: the timings are benchmarks/scale.py's (benchmarks/SCALE.md).
 """
@@ -99,6 +100,7 @@ def costs(n: int, rows: bool = False) -> dict[str, int]:
                                             {"value": item.gold}, **HX),
         "metrics": lambda: board.get(f"/api/projects/{project.pk}/metrics"),
         "dashboard": lambda: board.get(f"/projects/{project.pk}/dashboard/panel", **HX),
+        "model export": lambda: board.get(f"/projects/{project.pk}/export/model.npz"),
     }
     out = {}
     for name, request in requests.items():
@@ -127,10 +129,46 @@ def test_the_hot_requests_issue_the_same_statements_on_a_ten_times_longer_queue(
 
 @pytest.mark.services
 @pytest.mark.django_db
-def test_the_hot_requests_read_as_many_item_rows_on_a_ten_times_longer_queue(services, monkeypatch):
-    """PostgreSQL: rows fetched, not plans; the queue index's few rows per request, not the queue."""
+def test_the_hot_requests_read_as_many_item_rows_on_a_ten_times_longer_queue(services, monkeypatch,
+                                                                            settings):
+    """PostgreSQL: rows fetched, not plans; the queue index's few rows per request, not the queue.
+    (The dashboard's cost view reads its first ``BASELINE_MAX_ITEMS`` gold rows, cached: bounded
+    by that setting, lowered here below both streams.)"""
     monkeypatch.setattr(queue, "COUNT_CAP", 20)
+    settings.BASELINE_MAX_ITEMS = 20
     small, large = costs(60, rows=True), costs(600, rows=True)
     for name in small:
         assert large[name] <= small[name] + 5, (name, small, large)
         assert large[name] < 200, (name, large)  # a tenth of the queue at most
+    assert large["model export"] <= 1, large  # the item of the one label not applied yet
+
+
+@pytest.mark.django_db
+def test_a_label_given_during_a_backlog_commits_its_model_version_before_the_next_chunk(monkeypatch):
+    """Label -> new model version while a backlog is decided: the transaction that applies the
+    label decides at most ``AFTER_LABELS`` items, then commits (the new version is visible), and
+    the next chunks go on at full size; every decision after the label used the newer model."""
+    from annotator.labelling import pipeline
+
+    monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 20)
+    monkeypatch.setattr(pipeline, "AFTER_LABELS", 4)
+    monkeypatch.setattr(pipeline, "CHUNK_SECONDS", 1e6)  # sizes by count here, never by the clock
+    project = digits_project(60, look_ahead=1000, params={"query": "random", "p": 0.5})
+    user = member(project, "ann")
+    steps: list[tuple[int, int]] = []
+    run_once = pipeline._run_once
+
+    def chunk_then_label(project_id, limit):
+        ran = run_once(project_id, limit)
+        steps.append((ran[0].applied, ran[0].decided))
+        if len(steps) == 2:  # between two chunks, outside any transaction
+            item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
+            submit_label(project, item.pk, user, item.gold)
+        return ran
+
+    monkeypatch.setattr(pipeline, "_run_once", chunk_then_label)
+    update_project(project.pk)
+    assert steps == [(0, 4), (0, 20), (1, 4), (0, 20), (0, 12)], steps
+    versions = list(Item.objects.filter(project=project).order_by("seq")
+                    .values_list("model_version", flat=True))
+    assert versions == [0] * 24 + [1] * 36

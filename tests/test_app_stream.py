@@ -210,12 +210,13 @@ def test_a_backlog_is_decided_in_chunks_with_labels_applied_between_them(monkeyp
     run_once = pipeline._run_once
 
     def chunk_then_label(project_id, limit):
-        outcome = run_once(project_id, limit)
+        ran = run_once(project_id, limit)
+        outcome = ran[0]
         chunks.append(outcome.decided)
         if len(chunks) == 1:  # between the first and second chunk, outside any transaction
             item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
             Label.objects.create(item=item, project=project, annotator=user, value=item.gold)
-        return outcome
+        return ran
 
     monkeypatch.setattr(pipeline, "_run_once", chunk_then_label)
     outcome = update_project(project.pk)

@@ -69,6 +69,18 @@ def test_a_texts_vector_does_not_depend_on_its_batch():
     np.testing.assert_allclose(alone, together[[0, 1, 2, 3, 4, 67, 68, 69]], atol=1e-5)
 
 
+def test_threads_do_not_change_the_vectors():
+    """Batches encoded on several threads at once (the speed-up on 2 cores) give the vectors
+    one thread gives, and the default follows the CPUs the process may use."""
+    words = ["free", "prize", "call", "now", "lunch", "at", "the", "station", "cash", "reward",
+             "weekly", "draw", "home"]
+    texts = [" ".join(words[(i * 7 + j) % len(words)] for j in range(1 + i % 23)) for i in range(100)]
+    one = embedding.encoder().embed(texts, 128, n_threads=1)
+    three = embedding.encoder().embed(texts, 128, n_threads=3)  # 4 batches of mixed lengths
+    np.testing.assert_allclose(three, one, atol=1e-6)
+    assert embedding.threads() == len(os.sched_getaffinity(0))
+
+
 def test_a_new_project_appends_the_intercept_column_and_stored_configs_keep_their_vectors():
     """docs/algorithms/common.md, "Inputs: the intercept column": a new project's minilm rows are
     the embedding plus a constant column; a config stored without the option, or with 0, has none."""

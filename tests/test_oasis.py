@@ -347,7 +347,7 @@ def test_a_2_18_feature_project_is_bounded_by_the_projection():
     # the projection is a function of the seed only: the same item, the same input
     np.testing.assert_array_equal(lrn._input(X[3].indices, X[3].data), again._input(X[3].indices, X[3].data))
     card = full_card(lrn, feat, {})
-    assert "projected to 256 dimensions" in card["learner"]["notes"][0]
+    assert f"projected to {oa.MAX_DIM} dimensions" in card["learner"]["notes"][0]
 
 
 def test_projection_keeps_norms_in_expectation_and_is_seeded():

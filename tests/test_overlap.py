@@ -39,6 +39,35 @@ def _label(client, project, item_id, value):
 
 
 @pytest.mark.django_db
+def test_the_console_sets_overlap_and_refuses_a_k_out_of_range(client):
+    from annotator.labelling.models import ProjectChange
+
+    from .support.html import parse
+
+    project = digits_project(0)
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+    url = f"/projects/{project.pk}/console"
+    page = parse(client.get(url).content)
+    assert page.find("input", name="overlap_k").attrs["max"] == "5"
+    assert page.find("input", name="consensus_method", value="dawid-skene") is not None
+    set_ = client.post(url, {"action": "settings", "overlap_fraction": "0.25", "overlap_k": "3",
+                             "consensus_method": "dawid-skene"})
+    assert set_.status_code == 302
+    project.refresh_from_db()
+    assert (project.overlap_fraction, project.overlap_k, project.consensus_method) == (0.25, 3, "dawid-skene")
+    assert set(ProjectChange.objects.filter(project=project).values_list("field", flat=True)) >= {
+        "overlap_fraction", "overlap_k", "consensus_method"}  # in the history
+    for bad in ({"overlap_k": "7"}, {"overlap_k": "1"}, {"overlap_fraction": "1.5"},
+                {"consensus_method": "vote"}):
+        refused = client.post(url, {"action": "settings", **bad})
+        assert refused.status_code == 400, bad
+        name = next(iter(bad))
+        assert parse(refused.content).by_id(f"field-{name}").find(class_="error") is not None
+    project.refresh_from_db()
+    assert (project.overlap_fraction, project.overlap_k, project.consensus_method) == (0.25, 3, "dawid-skene")
+
+
+@pytest.mark.django_db
 def test_the_draw_is_logged_reproducible_and_off_by_default():
     project = digits_project(0, overlap_fraction=0.3, overlap_k=4)
     draws = [overlap.draw(project, seq) for seq in range(4000)]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from django.test import Client
 
+from annotator.labelling import consensus
 from annotator.labelling.annotation import lease_next, submit_label
 from annotator.labelling.audit import audit_estimate, audit_uniform
 from annotator.labelling.models import Honeypot, Item, Label, LearnerState, Membership, Project, Review
@@ -19,25 +20,11 @@ from annotator.labelling.quality import accuracy_table, annotator_quality
 from annotator.labelling.reviews import request_review
 from learners.evaluation.metrics import audit_accuracy
 
-from .support.app import digits_project, member, text_project
+from .support.app import digits_project, member, teach, text_project
 from .support.html import parse
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
-
-
-def teach(project: Project, user, until_auto: int | None = None) -> None:
-    """Run the stream with ``user`` labelling every queued item with its gold class (the real
-    pipeline, no worker), until nothing is pending or ``until_auto`` items were decided alone."""
-    while True:
-        update_project(project.pk)
-        queued = list(Item.objects.filter(project=project, status=Item.Status.QUEUED)
-                      .values_list("pk", "gold"))
-        auto = Item.objects.filter(project=project, status=Item.Status.AUTO).count()
-        if not queued or (until_auto is not None and auto >= until_auto):
-            return
-        for pk, gold in queued:
-            submit_label(project, pk, user, gold)
 
 
 def cells(table) -> list[list[str]]:
@@ -104,7 +91,10 @@ def test_the_review_panel_shows_each_label_and_records_the_final_decision(disagr
     project, item, review = disagreement
     reviewer = member(project, "rita", Membership.Role.REVIEWER)
     rita = client_for(reviewer)
-    page = parse(rita.get(f"/projects/{project.pk}/review/").content)
+    raw = rita.get(f"/projects/{project.pk}/review/").content
+    queue_page = client_for(member(project, "ann")).get(f"/projects/{project.pk}/").content
+    assert b"{#" not in raw and b"{#" not in queue_page  # template comments stay comments
+    page = parse(raw)
     panel = page.find_all(id="queue-item")[0]
     assert panel.attrs["data-item"] == str(item.pk) and panel.attrs["data-reason"] == "disagreement"
     rows = cells(panel.find_all("table", id="opinions")[0])
@@ -136,6 +126,33 @@ def test_a_review_leased_to_one_reviewer_is_refused_to_another(disagreement):
         .attrs["data-idle"] == "reviewed"
     url = f"/projects/{project.pk}/reviews/{review.pk}/decide"
     assert robs.post(url, {"value": "ham"}).status_code == 409
+
+
+def test_a_disputed_overlapped_item_reaches_the_review_queue_and_the_decision_is_its_label():
+    project = text_project(["free cash now", "lunch at noon"], overlap_k=2, overlap_fraction=1.0)
+    update_project(project.pk)
+    item = Item.objects.get(project=project, seq=0)
+    ann, bob = member(project, "ann"), member(project, "bob")
+    submit_label(project, item.pk, ann, "spam")
+    submit_label(project, item.pk, bob, "ham")
+    update_project(project.pk)  # the pipeline settles the item: one vote each, disputed
+    assert consensus.disagreements(project).filter(item=item).exists()
+    rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
+    panel = parse(rita.get(f"/projects/{project.pk}/review/").content).find_all(id="queue-item")[0]
+    assert panel.attrs["data-item"] == str(item.pk) and panel.attrs["data-reason"] == "disagreement"
+    assert sorted(cells(panel.find_all("table", id="opinions")[0])) == [["ann", "spam"], ["bob", "ham"]]
+    review = Review.objects.get(pk=int(panel.attrs["data-review"]))
+    rita.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "spam"}, **HX)
+    settled = item.consensus
+    settled.refresh_from_db()
+    assert (settled.status, settled.value, settled.decided_by.username) == ("adjudicated", "spam", "rita")
+    primary = Label.objects.get(item=item, primary=True)
+    assert (primary.annotator, primary.value) == (ann, "spam")  # the matching opinion is the label
+    update_project(project.pk)
+    assert Label.objects.get(pk=primary.pk).applied_version is not None  # the learner has it
+    assert not consensus.disagreements(project).exists()
+    quality = {r["name"]: r["consensus"]["accuracy"] for r in annotator_quality(project)}
+    assert quality == {"ann": 1.0, "bob": 0.0}
 
 
 # ---------------------------------------------------------------- annotator quality
@@ -171,8 +188,7 @@ def test_annotator_quality_against_gold_and_consensus():
     # the settled class of item 5 (no gold): a reviewer decided 7; a said 7, b said 2
     label(items[5], a, 7)
     label(items[5], b, 2, primary=False)
-    Review.objects.create(project=project, item=items[5], reason=Review.Reason.DISAGREEMENT, value=7,
-                          decided_at="2026-01-01T00:00:00Z")
+    consensus.resolve(items[5], 7, by=member(project, "rita", Membership.Role.REVIEWER))
     table = {row["name"]: row for row in annotator_quality(project)}
     assert table["a"]["gold"] == {"correct": 3, "n": 4, "accuracy": 0.75}
     assert table["b"]["gold"] == {"correct": 1, "n": 3, "accuracy": 1 / 3}
@@ -400,3 +416,47 @@ def test_the_audit_interval_covers_the_true_accuracy_in_about_95_percent_of_stre
     covered = sum(simulated_coverage(seed) for seed in range(seeds))
     tolerance = 3 * math.sqrt(0.95 * 0.05 / seeds)  # three binomial standard deviations
     assert abs(covered / seeds - 0.95) <= tolerance, covered
+
+
+def test_the_api_gives_reviews_to_reviewers_and_quality_to_admins(disagreement):
+    project, item, review = disagreement
+    rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
+    ann = client_for(member(project, "ann"))
+    other = text_project(["y"])
+    member(other, "rita", Membership.Role.REVIEWER)
+    assert ann.get(f"/api/projects/{project.pk}/reviews").status_code == 403
+    assert ann.get(f"/api/projects/{project.pk}/quality").status_code == 403
+    assert rita.get(f"/api/projects/{project.pk}/quality").status_code == 403  # admins only
+    outsider = client_for(member(other, "olga", Membership.Role.REVIEWER))
+    assert outsider.get(f"/api/projects/{project.pk}/reviews").status_code == 404
+    rita.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "spam"})
+    answer = rita.get(f"/api/projects/{project.pk}/reviews")
+    assert answer.status_code == 200
+    [row] = answer.json()["reviews"]
+    assert {k: row[k] for k in ("review_id", "item_id", "reason", "value", "decided_by", "model_label")} == {
+        "review_id": review.pk, "item_id": item.pk, "reason": "disagreement", "value": "spam",
+        "decided_by": "rita", "model_label": None}
+    assert answer.json()["next"] is None
+    assert rita.get(f"/api/projects/{project.pk}/reviews?after=x").status_code == 400
+    token = {"HTTP_AUTHORIZATION": f"Token {project.api_token}"}
+    figures = Client().get(f"/api/projects/{project.pk}/quality", **token).json()
+    assert figures["audit"]["n"] == 0
+    assert figures["annotators"] == [  # no gold in the text project; the reviewer settled item 0 as spam
+        {"name": "ann", "gold": None, "consensus": {"correct": 1, "n": 1, "accuracy": 1.0}},
+        {"name": "bob", "gold": None, "consensus": {"correct": 0, "n": 1, "accuracy": 0.0}}]
+
+
+def test_the_console_sets_the_audit_and_honeypot_rates_within_their_bounds():
+    project = text_project(["x"])
+    boss = client_for(member(project, "boss", Membership.Role.ADMIN))
+    url = f"/projects/{project.pk}/console"
+    too_many = boss.post(url, {"action": "settings", "stream_state": "running", "honeypot_rate": "0.6"})
+    assert too_many.status_code == 400 and b"honeypot_rate must be" in too_many.content
+    assert boss.post(url, {"action": "settings", "stream_state": "running", "audit_rate": "0.05",
+                           "honeypot_rate": "0.1"}).status_code == 302
+    project.refresh_from_db()
+    assert (project.audit_rate, project.honeypot_rate) == (0.05, 0.1)
+    assert {c.field for c in project.changes.all()} >= {"audit_rate", "honeypot_rate"}  # in the history
+    boss.post(url, {"action": "settings", "stream_state": "paused"})  # a form without them keeps them
+    project.refresh_from_db()
+    assert (project.stream_state, project.audit_rate, project.honeypot_rate) == ("paused", 0.05, 0.1)

@@ -58,6 +58,8 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "api-metrics": ("get", (403, 404, 403, 200)),  # the project keeps its dashboard for admins
     "api-opinions": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-agreement": ("get", (403, 404, 403, 200)),
+    "api-quality": ("get", (403, 404, 403, 200)),  # token, or an admin's session
+    "api-reviews": ("get", (403, 404, 403, 200)),  # token, or a reviewer's or an admin's session
     "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),

@@ -2,8 +2,9 @@
 critical violation on the login, queue, console, dashboard, upload and planner pages (and the
 project list, the queue's empty state and the 404 page) at a laptop's and a phone's size.
 
-The keyboard half of issue 16's point 7 (every action by real key presses) is
-tests/test_ui_keyboard.py."""
+Real Tab presses reach every visible control of those pages in document order
+(:func:`_tab_walk`); the queue's actions by real key presses (label, undo, change a recent
+label) are tests/test_ui_keyboard.py."""
 
 from __future__ import annotations
 
@@ -65,3 +66,70 @@ def test_no_serious_or_critical_axe_violation_on_any_page(live_server, axe_page,
     page.evaluate("""() => { const p = document.createElement('p'); p.textContent = 'faint';
         p.style.color = '#ddd'; p.style.background = '#fff'; document.querySelector('main').append(p); }""")
     assert any(v.startswith("color-contrast (serious)") for v in axe_violations(page))
+
+
+#: what a person can act on: what Tab must reach on every page
+INTERACTIVE = ("a[href], button, input:not([type=hidden]), select, textarea, summary, "
+               "[tabindex]:not([tabindex='-1'])")
+
+
+def _tab_walk(page) -> dict | None:
+    """Press Tab from the first control of the page until focus comes back round; None when it
+    reached every visible control (:data:`INTERACTIVE`) in document order, else what it missed."""
+    # a radio group is one Tab stop (its checked radio; the arrow keys move within it)
+    want = page.evaluate("""(sel) => [...document.querySelectorAll(sel)].filter(e =>
+        !e.disabled && e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden'
+        && !(e.type === 'radio' && !e.checked && e.form
+             && [...e.form.elements].some(r => r.name === e.name && r.checked)))
+        .map((e, i) => { e.dataset.tabCheck = i; return i; })""", INTERACTIVE)
+    # start at the first control (Chromium resumes Tab from where focus last was)
+    page.evaluate("() => document.querySelector('[data-tab-check=\"0\"]').focus()")
+    reached = [0]
+    for _ in range(len(want) + 5):
+        page.keyboard.press("Tab")
+        got = page.evaluate("() => document.activeElement?.dataset?.tabCheck ?? null")
+        if got is None or (reached and int(got) == reached[0]):
+            break
+        reached.append(int(got))
+    if reached == want:
+        return None
+    lost = sorted(set(want) - set(reached))
+    return {"not reached": page.evaluate("""(lost) => lost.map(i =>
+            document.querySelector(`[data-tab-check="${i}"]`).outerHTML.slice(0, 160))""", lost),
+            "out of order": reached != sorted(reached)}
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_tab_reaches_every_control_of_every_page(live_server, chromium_page, size):
+    """Real Tab presses from the top of each page reach every visible control, in document order
+    (no control left to the mouse, no positive tabindex reordering the page)."""
+    project, _ = create_demo(40)
+    update_project(project.pk)
+    page = chromium_page
+    width, height = SIZES[size]
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{live_server.url}/accounts/login/")
+    pages = {"login": None}
+    pk = project.pk
+    for name, path in {"projects": "/", "queue": f"/projects/{pk}/", "console": f"/projects/{pk}/console",
+                       "dashboard": f"/projects/{pk}/dashboard", "upload": f"/projects/{pk}/upload",
+                       "planner": f"/projects/{pk}/planner"}.items():
+        pages[name] = path
+    missed = {}
+    for name, path in pages.items():
+        if path is not None:
+            page.goto(live_server.url + path)
+        if name == "queue":
+            page.wait_for_selector("#queue-item[data-ready='1']")
+        if name == "dashboard":  # the panel is polled: stop it swapping while Tab walks it
+            page.evaluate("() => document.getElementById('dashboard-panel').removeAttribute('hx-trigger')")
+        problem = _tab_walk(page)
+        if problem:
+            missed[name] = problem
+        if name == "login":
+            log_in(page, live_server.url, "admin", "admin-demo")
+    assert missed == {}, missed
+    # the walk can fail: a button taken out of the Tab order is reported
+    page.evaluate("""() => { const b = document.createElement('button'); b.textContent = 'mouse only';
+        b.tabIndex = -1; document.querySelector('main').append(b); }""")
+    assert "mouse only" in str(_tab_walk(page))

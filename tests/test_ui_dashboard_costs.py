@@ -16,7 +16,7 @@ import learners
 from annotator.labelling import stats
 from annotator.labelling.annotation import submit_label, undo_last_label
 from annotator.labelling.baseline import RUNS, cost_view, rows_wanted
-from annotator.labelling.models import Item, Label, StreamStats
+from annotator.labelling.models import Item, Label, Project, StreamStats
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.vectors import decode
 from learners.evaluation.engine import replay
@@ -124,6 +124,14 @@ def test_cost_view_compares_the_learner_with_random_querying_at_its_label_rate(c
     assert f"with {queried} labels (cost {0.25 * queried:.2f})" in summary
     svg = panel.by_id("chart-cost").find("svg")
     assert "random querying, same label rate" in svg.text and svg.find_all("circle")
+    # a learner that changes between labels (KMC) is not replayed: its own curve alone, and why
+    Project.objects.filter(pk=project.pk).update(algorithm="kmc", params={})
+    project.refresh_from_db()
+    update_project(project.pk)  # the pipeline follows the switch (a new revision for the dashboard)
+    view = cost_view(project, gold_n)
+    assert view["random"] == [] and view["random_end"] is None and view["active_end"][0] == queried
+    panel = _panel(client, project)
+    assert "Random querying is not replayed for kmc" in panel.by_id("no-random").text
 
 
 def test_cost_view_says_no_data_yet_without_gold(client):

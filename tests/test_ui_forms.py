@@ -94,7 +94,12 @@ def test_the_browser_bounds_are_the_servers_param(admin_client, project):
         if p.kind in (int, float):
             control = page.find("input", name=p.name)
             assert {k: control.attrs.get(k) for k in bounds_attrs(p)} == bounds_attrs(p)
-    runs = parse(admin_client.get(f"/projects/{project.pk}/planner").content).find("input", name="runs")
+    planner_page = parse(admin_client.get(f"/projects/{project.pk}/planner").content)
+    row_delta = planner_page.find("input", name="delta-0")
+    for algorithm in learners.names_for_task(project.task):  # one widget serves every row's algorithm
+        delta_param = next(p for p in learners.get_spec(algorithm).params if p.name == "delta")
+        assert {k: row_delta.attrs.get(k) for k in bounds_attrs(delta_param)} == bounds_attrs(delta_param)
+    runs = planner_page.find("input", name="runs")
     assert (runs.attrs["min"], runs.attrs["max"], runs.attrs["step"]) == ("1", "20", "1") == (
         str(PLANNER_RUNS.low), str(PLANNER_RUNS.high), "1")
     # and the server refuses exactly the excluded bound the browser is told to refuse
@@ -198,6 +203,8 @@ def test_upload_errors_at_the_field_and_a_confirmation(client):
     bad = client.post(url, {"file": SimpleUploadedFile("items.pdf", b"%PDF")})
     assert bad.status_code == 400
     assert "unsupported file type '.pdf'" in _field(bad, "file").find(class_="error").text
+    assert "use one of .csv, .jsonl," in _field(bad, "file").text  # the formats, not their letters
+    assert _field(bad, "file").find(class_="help").text.startswith("Accepted here: .csv")  # help kept
     assert parse(bad.content).by_id("upload-file").attrs["aria-invalid"] == "true"
     empty = client.post(url, {"file": SimpleUploadedFile("items.csv", b"")})
     assert "items.csv: the file is empty" in _field(empty, "file").text

@@ -75,7 +75,7 @@ def test_the_app_runs_oasis_on_a_2_18_feature_project_and_refuses_an_oversized_o
     assert project.featurizer().n_features == 2**18 and peak < BOUND, peak
     assert Item.objects.filter(project=project, queried__isnull=False).count() == len(TEXTS)
     state = LearnerState.objects.get(project=project)
-    assert len(bytes(state.blob)) < 16 * 2**20  # the saved filter lives in 256 dimensions
+    assert len(bytes(state.blob)) < 16 * 2**20  # the saved filter lives in max_dim dimensions
 
     client.force_login(member(project, "boss", Membership.Role.ADMIN))
     form = {"action": "learner", "algorithm": "oasis", "param-query": "active", "param-p": "0.1",

@@ -11,8 +11,9 @@ non-primary :class:`~.models.Label`). An annotator gives at most one such label 
 Each figure comes with the number of items behind it: kappa of a pair over the items both
 labelled, alpha over the items with two or more opinions. A figure is None when it is undefined:
 no such item, or every opinion the same class (chance agreement is then 1 and both statistics
-are 0 / 0). Cohen's kappa is scikit-learn's (already a dependency), alpha the ``krippendorff``
-package's (Castro's fast implementation of Krippendorff 2011; GPL-3.0-or-later, see README).
+are 0 / 0). Cohen's kappa is scikit-learn's (already a dependency); alpha is computed here from
+the coincidence matrix of Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability" (the
+``krippendorff`` package is GPL-3.0-or-later, which would bind the app's distribution: README).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-import krippendorff
 import numpy as np
 from django.db.models import Count
 from sklearn.metrics import cohen_kappa_score
@@ -88,14 +88,16 @@ def krippendorff_alpha(opinions: Iterable[Opinion]) -> Agreement:
     if len(values) < 2:
         return Agreement(None, len(items))
     codes = _codes(values)
-    annotators = sorted({a for labels in items.values() for a in labels})
-    row = {a: i for i, a in enumerate(annotators)}
-    data = np.full((len(annotators), len(items)), np.nan)  # (raters, units), nan = no opinion
-    for unit, labels in enumerate(items.values()):
-        for annotator, label in labels.items():
-            data[row[annotator], unit] = codes[label]
-    alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal",
-                               value_domain=list(codes.values()))
+    # coincidences: each unit's m opinions give m (m - 1) ordered pairs of different annotators,
+    # each weighing 1 / (m - 1); alpha = 1 - (n - 1) * sum_{c != k} o_ck / sum_{c != k} n_c n_k
+    o = np.zeros((len(codes), len(codes)))
+    for labels in items.values():
+        counts = np.bincount([codes[v] for v in labels.values()], minlength=len(codes)).astype(float)
+        o += (np.outer(counts, counts) - np.diag(counts)) / (counts.sum() - 1)
+    n_c = o.sum(axis=1)
+    observed = o.sum() - np.trace(o)
+    expected = n_c.sum() ** 2 - np.sum(n_c ** 2)
+    alpha = 1.0 - (n_c.sum() - 1) * observed / expected
     return Agreement(float(alpha), len(items))
 
 

@@ -23,6 +23,12 @@ project), or a logged-in member's session (handy for the dashboard).
 * ``GET /api/projects/<id>/agreement`` -> :func:`.agreement.project_agreement` (Cohen's kappa
   per pair of annotators and Krippendorff's alpha, each with its number of items).
   Both are for the project's token and its admins' sessions (403 for an annotator's).
+* ``GET /api/projects/<id>/quality`` -> ``{"annotators": ``:func:`.quality.annotator_quality`
+  ``, "audit": ``:func:`.audit.audit_estimate```}`` (token and admins' sessions only: it tells
+  which answers were checked against gold).
+* ``GET /api/projects/<id>/reviews?after=<review id>`` -> ``{"reviews": [...], "next"}``: the
+  review queue's items and their final decisions (:func:`.reviews.review_rows`), a page at a time;
+  for the token and the sessions of its reviewers and admins (403 for an annotator's).
 
 The OpenAPI 3.1 description is ``GET /api/openapi.json``, generated from the declarations in
 :mod:`.api_schema` (whose schemas also validate the ``POST`` bodies).
@@ -50,23 +56,27 @@ from learners.uploads.records import checked_filename
 from learners.uploads.tabular import row_record
 
 from . import enqueue
-from .access import is_project_admin, project_for, sees_dashboard, sees_predictions
+from .access import is_project_admin, may_review, project_for, sees_dashboard, sees_predictions
 from .agreement import project_agreement
 from .api_errors import error_response as _error
 from .api_schema import (
     CONTENT_KEY,
     ITEM_STATE,
     OPINION,
+    REVIEW,
     items_body,
     openapi_document,
     operation,
     validate_items_body,
 )
+from .audit import audit_estimate
 from .export import opinion_rows
 from .honeypots import as_seen_by
 from .ingest import IngestError, Record, import_records
 from .metrics import project_metrics
 from .models import Item, Project, new_token
+from .quality import annotator_quality
+from .reviews import review_rows
 
 MAX_IDS = 1000
 OPINIONS_PAGE = 1000
@@ -229,6 +239,40 @@ def opinions(request: HttpRequest, pk: int) -> JsonResponse:
 @require_GET
 def agreement(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(project_agreement(_admin_project(request, pk)))
+
+
+@operation(get={"summary": "Each annotator's accuracy against gold and consensus; the audit of the model's "
+                       "own labels", "answers": {200: ("the figures, each with its number of items",
+                                                      {"type": "object"})}})
+@require_GET
+def quality(request: HttpRequest, pk: int) -> JsonResponse:
+    project = _admin_project(request, pk)
+    return JsonResponse({"annotators": annotator_quality(project), "audit": audit_estimate(project)})
+
+
+REVIEWS_OUT = {"type": "object", "required": ["reviews", "next"], "properties": {
+    "reviews": {"type": "array", "items": REVIEW},
+    "next": {"type": ["integer", "null"], "description": "the 'after' of the next page; null: last page"}}}
+
+
+@operation(get={"summary": "The review queue's items (disagreements, audits) and their final decisions",
+                "parameters": [AFTER | {"description": "review id to start after (0: from the first)"}],
+                "answers": {200: ("a page of reviews in creation order", REVIEWS_OUT)}})
+@require_GET
+def reviews(request: HttpRequest, pk: int) -> JsonResponse:
+    project, user = _authorized_project(request, pk)
+    if user is not None and not may_review(user, project):
+        raise PermissionDenied("this is for the project's reviewers and admins")
+    try:
+        after = int(request.GET.get("after", "0"))
+    except ValueError:
+        return _error("after must be a review id (an integer)")
+    if after < 0:
+        return _error("after must be 0 or more")
+    rows = review_rows(project, after=after, limit=OPINIONS_PAGE + 1)
+    more = len(rows) > OPINIONS_PAGE
+    rows = rows[:OPINIONS_PAGE]
+    return JsonResponse({"reviews": rows, "next": rows[-1]["review_id"] if more else None})
 
 
 @require_GET

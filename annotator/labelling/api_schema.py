@@ -52,6 +52,15 @@ ITEM_STATE = {"type": "object", "required": ["id", "seq", "status"], "properties
     "prediction": {"description": "a class value, null until decided or when hidden"},
     "score": {"type": ["number", "null"]}, "query_prob": {"type": ["number", "null"]},
     "queried": {"type": ["boolean", "null"]}, "model_version": {"type": ["integer", "null"]}}}
+REVIEW = {"type": "object", "required": ["review_id", "item_id", "seq", "reason", "sample_prob",
+                                          "model_label", "value", "decided_by", "decided_at"], "properties": {
+    "review_id": {"type": "integer"}, "item_id": {"type": "integer"}, "seq": {"type": "integer"},
+    "reason": {"type": "string", "enum": ["disagreement", "audit"]},
+    "sample_prob": {"type": ["number", "null"], "description": "audits: the probability it was sampled with"},
+    "model_label": {"description": "audits: the class the model gave the item alone; null otherwise"},
+    "value": {"description": "the reviewer's final class; null while open"},
+    "decided_by": {"type": ["string", "null"]},
+    "decided_at": {"type": ["string", "null"], "format": "date-time"}}}
 NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
 OPINION = {"type": "object", "required": ["label_id", "item_id", "seq", "annotator", "role", "kind", "label",
                                            "created", "primary", "undone_at", "overlap_k", "consensus",

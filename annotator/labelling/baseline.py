@@ -10,7 +10,11 @@ project's learner and for random querying at the same label rate, on the items w
 * Random querying: the project's algorithm and parameters with ``query="random"`` and ``p`` =
   the learner's query ratio on the same rows, replayed on them in the same order, learning the
   gold class of each item it queries (:func:`learners.evaluation.engine.replay`); the mean of
-  :data:`RUNS` runs (decision seeds 0, 1, 2).
+  :data:`RUNS` runs (decision seeds 0, 1, 2). Not for learners whose state changes between
+  labels (``static_between_labels = False``: OASIS, OSIS, OS, KMC): their replay runs item by
+  item at tens of items per second (OASIS took over 4 minutes for 3 x 1,790 digits,
+  benchmarks/COST_VIEW.md), too slow for a dashboard request; the view then shows the learner's
+  own curve alone and says why.
 
 The replay costs up to ``RUNS x BASELINE_MAX_ITEMS`` learner steps, so its result is cached and
 recomputed only when the rows grow by a tenth (or the learner's configuration changes).
@@ -35,6 +39,8 @@ from .vectors import decode
 
 #: fewest gold rows for the view; runs of the random learner averaged; points per curve
 MIN_ITEMS, RUNS, POINTS = 10, 3, 40
+#: items of the stream read per query while the first gold rows are gathered
+WINDOW = 5000
 
 
 def rows_wanted(gold_n: int) -> int:
@@ -72,9 +78,23 @@ def cost_view(project: Project, gold_n: int) -> dict[str, Any] | None:
     return found
 
 
+def _first_rows(project: Project, n: int) -> list[tuple[Any, ...]]:
+    """The first ``n`` rows of the module docstring ``(vector, gold, prediction, queried)``, read
+    by ``seq`` windows of :data:`WINDOW` items: one ``ORDER BY seq LIMIT n`` let PostgreSQL sort
+    every gold row of the stream before the limit (a bitmap scan, issue 18)."""
+    rows: list[tuple[Any, ...]] = []
+    wanted = Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).decided()
+    last = Item.objects.filter(project=project).order_by("-seq").values_list("seq", flat=True).first()
+    start = 0
+    while len(rows) < n and last is not None and start <= last:
+        rows += list(wanted.filter(seq__gte=start, seq__lt=start + WINDOW).order_by("seq")
+                     .values_list("vector", "gold", "prediction", "queried")[:n - len(rows)])
+        start += WINDOW
+    return rows
+
+
 def _compute(project: Project, n: int) -> dict[str, Any] | None:
-    rows = list(Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).decided()
-                .order_by("seq").values_list("vector", "gold", "prediction", "queried")[:n])
+    rows = _first_rows(project, n)
     index = {str(c): k for k, c in enumerate(project.classes)}
     rows = [r for r in rows if str(r[1]) in index]
     if len(rows) < MIN_ITEMS:
@@ -85,6 +105,10 @@ def _compute(project: Project, n: int) -> dict[str, Any] | None:
     live_right = np.array([str(p) == str(g) for _, g, p, _ in rows])
     live_labels = np.cumsum([bool(q) for *_, q in rows])
     p = max(float(live_labels[-1]) / len(rows), 1.0 / len(rows))  # p > 0: at least one label
+    active = _points(live_labels, live_right)
+    if not learners.get_spec(project.algorithm).cls.static_between_labels:
+        return {"items": len(rows), "p": p, "runs": 0, "active": active, "random": [],
+                "active_end": active[-1], "random_end": None}
     params = {**project.learner_params(), "query": "random", "p": p}
     labels, right = np.zeros(len(rows)), np.zeros(len(rows))
     for run in range(RUNS):
@@ -92,6 +116,6 @@ def _compute(project: Project, n: int) -> dict[str, Any] | None:
         trace = replay(learner, X, codes, np.random.default_rng(run))
         labels += np.cumsum(trace.queried)
         right += trace.pred == codes
-    active, rand = _points(live_labels, live_right), _points(labels / RUNS, right / RUNS)
+    rand = _points(labels / RUNS, right / RUNS)
     return {"items": len(rows), "p": p, "runs": RUNS, "active": active, "random": rand,
             "active_end": active[-1], "random_end": rand[-1]}

@@ -172,7 +172,8 @@ def dashboard_data(project: Project) -> dict[str, Any]:
         view = cost_view(project, metrics["accuracy_gold"]["n"])
         if view is not None and project.price_per_label is not None:
             view = {**view, "active_cost": project.price_per_label * view["active_end"][0],
-                    "random_cost": project.price_per_label * view["random_end"][0]}
+                    "random_cost": project.price_per_label * view["random_end"][0]
+                    if view["random_end"] is not None else None}
         data = {"metrics": metrics, "auto": metrics["seen"] - metrics["queried"],
                 "annotators": annotators(project), "charts": charts(project, view),
                 "classes": class_distribution(project), "cost_view": view,

@@ -31,7 +31,8 @@ from learners.params import Param
 from learners.uploads import FORMATS, accepts
 from learners.uploads.input_rules import checked_text, parse_json
 
-from .models import Membership, Project
+from .honeypots import MAX_RATE
+from .models import OVERLAP_K_MAX, OVERLAP_K_MIN, ConsensusMethod, Membership, Project
 from .planner import MAX_CANDIDATES, candidate_params, check_cost
 
 #: the learner each task starts with (changed in the console)
@@ -170,11 +171,13 @@ def _initial(value: Any) -> str:
 @dataclass(frozen=True)
 class ProjectSetting:
     """One field of the console's stream-settings form: the :class:`.models.Project` field named
-    ``param.name``, checked by ``param``; ``blank_is_off``: an empty input stores None."""
+    ``param.name``, checked by ``param``; ``blank_is_off``: an empty input stores None;
+    ``kept_when_absent``: a POST without the field keeps the project's value (as for a choice)."""
 
     param: Param
     label: str
     blank_is_off: bool = False
+    kept_when_absent: bool = False
 
 
 #: upper bounds of the console's numbers: a day's labels fit the database's 32-bit column,
@@ -201,6 +204,24 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
     ProjectSetting(Param("price_per_label", None, float,
                          "for the label cost on the dashboard (blank = not shown)",
                          low=0.0, high=MAX_PRICE_PER_LABEL), "price per label", blank_is_off=True),
+    ProjectSetting(Param("audit_rate", 0.0, float,
+                         "0 = off; e.g. 0.05: 5% of the items the model decides alone go to the reviewers, "
+                         "for the audit estimate on the dashboard (docs/teams.md)", low=0.0, high=1.0),
+                   "audit rate of auto-decisions", kept_when_absent=True),
+    ProjectSetting(Param("honeypot_rate", 0.0, float,
+                         "0 = off; e.g. 0.05: 5% of the items served to annotators are known-gold items, "
+                         "not told which (annotator quality on the dashboard)", low=0.0, high=MAX_RATE),
+                   "honeypot rate", kept_when_absent=True),
+    ProjectSetting(Param("overlap_fraction", 0.0, float,
+                         "0 = off; e.g. 0.2: each queried item is drawn with probability 0.2 to be "
+                         "labelled by several annotators (docs/teams.md)", low=0.0, high=1.0),
+                   "overlap: fraction of the queried items", kept_when_absent=True),
+    ProjectSetting(Param("overlap_k", OVERLAP_K_MIN, int, "distinct annotators an overlapped item needs",
+                         low=OVERLAP_K_MIN, high=OVERLAP_K_MAX), "overlap: annotators per item",
+                   kept_when_absent=True),
+    ProjectSetting(Param("consensus_method", ConsensusMethod.MAJORITY, str,
+                         "how an overlapped item's opinions become the label the learner gets",
+                         choices=tuple(ConsensusMethod.values)), "consensus"),
 )
 
 
@@ -209,7 +230,7 @@ class StreamSettingsForm(AppForm):
 
     def __init__(self, project: Project, data: Any = None) -> None:
         defaults = {s.param.name: getattr(project, s.param.name) for s in PROJECT_SETTINGS
-                    if s.param.choices is not None}  # a POST without the radio keeps the state
+                    if s.param.choices is not None or s.kept_when_absent}  # e.g. a POST without the radio
         super().__init__(_with_defaults(data, defaults))
         for s in PROJECT_SETTINGS:
             p, value = s.param, getattr(project, s.param.name)
@@ -350,7 +371,7 @@ class UploadForm(AppForm):
         if not accepts(name):
             suffix = Path(name).suffix.lower() or "(none)"
             raise forms.ValidationError(f"{name}: unsupported file type {suffix!r}; "
-                                        f"use one of {', '.join(FORMATS)}")
+                                        f"use one of {FORMATS}")
         return f
 
 

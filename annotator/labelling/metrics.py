@@ -49,11 +49,21 @@ def _estimate(value: float | None, n: int, **extra: Any) -> dict[str, Any]:
 
 
 def project_metrics(project: Project) -> dict[str, Any]:
-    """The metrics of the module docstring as a JSON-able dict, from the aggregates (:mod:`.stats`)
-    plus the labels not applied yet: a few indexed queries whatever the stream's length."""
-    agg, state = aggregates(project)
+    """The metrics of the module docstring as a JSON-able dict: :func:`model_metrics` plus the
+    stream's live figures (``items``, ``pending``, ``waiting``: two bounded item queries)."""
+    learnt = model_metrics(project)
     last = Item.objects.filter(project=project).order_by("-seq").values_list("seq", flat=True).first()
     items = 0 if last is None else last + 1
+    return {"project": project.pk, "model_version": learnt["model_version"],
+            "items": items, "pending": items - learnt["seen"], "waiting": waiting_count(project),
+            **{k: v for k, v in learnt.items() if k not in ("project", "model_version")}}
+
+
+def model_metrics(project: Project) -> dict[str, Any]:
+    """The metrics of the module docstring but ``items``, ``pending`` and ``waiting``, from the
+    aggregates (:mod:`.stats`) plus the labels not applied yet: the model card's, which reads no
+    item row but those of these few labels (issue 18: an export never reads the decision log)."""
+    agg, state = aggregates(project)
     seen, queried = (state.n_decided, state.n_queried) if state else (0, 0)
     new = list(Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
                .values_list("value", "item__prediction", "seconds"))  # the worker's backlog: a few rows
@@ -65,7 +75,6 @@ def project_metrics(project: Project) -> dict[str, Any]:
     return {
         "project": project.pk,
         "model_version": state.version if state else 0,
-        "items": items, "pending": items - seen, "waiting": waiting_count(project),
         "seen": seen, "queried": queried, "query_ratio": queried / seen if seen else None,
         "labels": labels, "labels_applied": agg.labels,
         "seconds_per_label": (agg.seconds_sum + new_seconds) / timed if timed else None,

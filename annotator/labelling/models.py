@@ -27,6 +27,10 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+#: annotators an overlapped item may need (the model's and the console's one bound, docs/teams.md)
+OVERLAP_K_MIN, OVERLAP_K_MAX = 2, 5
+
+
 class ConsensusMethod(models.TextChoices):
     """How the opinions on an overlapped item are aggregated (:mod:`.consensus`)."""
 
@@ -88,7 +92,8 @@ class Project(models.Model):
         help_text="fraction of the queried items that several annotators label (0 = off, 1 = all); "
         "each queried item is drawn with this probability, logged on the item")
     overlap_k = models.PositiveSmallIntegerField(
-        default=2, validators=[MinValueValidator(2), MaxValueValidator(5)],
+        default=OVERLAP_K_MIN,
+        validators=[MinValueValidator(OVERLAP_K_MIN), MaxValueValidator(OVERLAP_K_MAX)],
         help_text="distinct annotators an overlapped item needs (2-5)")
     consensus_method = models.CharField(
         max_length=12, choices=ConsensusMethod.choices, default=ConsensusMethod.MAJORITY,
@@ -296,7 +301,11 @@ class Item(models.Model):
                    models.Index(fields=["project", "lease_expires"], name="item_leases",
                                 condition=Q(status="leased")),
                    models.Index(fields=["lease_owner"], name="item_lease_owner",
-                                condition=Q(lease_owner__isnull=False))]
+                                condition=Q(lease_owner__isnull=False)),
+                   # the audit's population (.audit): empty for a project that never audited, so
+                   # its dashboard does not count the decision log
+                   models.Index(fields=["project", "seq"], name="item_audited",
+                                condition=Q(audit_prob__isnull=False))]
         ordering = ["project", "seq"]
 
     def __str__(self) -> str:

@@ -39,12 +39,14 @@ from .vectors import decode
 
 log = logging.getLogger(__name__)
 
-#: Most decisions per transaction: at 10,000 decisions/s the lock is held about 0.2 s at a time.
-DECIDE_CHUNK = 2000
-#: Seconds a chunk of decisions should hold the state lock (labels given meanwhile wait that long).
-CHUNK_SECONDS = 0.25
-#: Most decisions in a transaction that applied labels, and the first chunk's size: a label's top-up
-#: (the queue lost one item) needs about 1 / query ratio decisions.
+#: Most decisions per transaction.
+DECIDE_CHUNK = 10_000
+#: Seconds a chunk's decisions should take: each chunk has fixed costs (saving the learner, 2 MB
+#: for hashed text features, took 0.25 s on a loaded machine), which longer chunks share out.
+CHUNK_SECONDS = 1.0
+#: Decisions between two looks for a waiting label within a chunk (a label stops the chunk), the
+#: most decisions in a transaction that applied labels and the first chunk's size: a label's
+#: top-up (the queue lost one item) needs about 1 / query ratio decisions.
 AFTER_LABELS = 100
 #: Parameters a learner can change mid-stream (``Learner.set_params``); others need a rebuild.
 MID_STREAM = ("delta", "p", "query")
@@ -121,33 +123,34 @@ def apply_labels(lk: Locked, counts: StreamStats) -> int:
 def update_project(project_id: int) -> Outcome | None:
     """Steps 0-4 of the module docstring; None if the project is gone.
 
-    A backlog is decided in chunks, one transaction each, sized to hold the state lock about
-    :data:`CHUNK_SECONDS` at the rate of the chunk before (between :data:`AFTER_LABELS` and
-    :data:`DECIDE_CHUNK` items): the lock is released between chunks, so a label request (and
-    the next chunk's step 2, which applies the labels given meanwhile) gets in between. A
-    transaction that applied labels decides at most :data:`AFTER_LABELS` items, so the new
-    model version commits at once rather than after a whole chunk (issue 18: label -> new
-    model version within a second while a backlog is decided).
+    A backlog is decided in chunks, one transaction each, sized to decide for about
+    :data:`CHUNK_SECONDS` at the decision rate of the chunk before (between :data:`AFTER_LABELS`
+    and :data:`DECIDE_CHUNK` items); a chunk stops early when a label waits (:func:`_decide`), and
+    the next transaction applies it and decides at most :data:`AFTER_LABELS` items, so the new
+    model version commits at once rather than after a whole chunk (issue 18: label -> new model
+    version within a second while a backlog is decided).
     """
     total: Outcome | None = None
     limit = AFTER_LABELS
     while True:
-        started = time.perf_counter()
-        step = _run_once(project_id, limit)
-        if step is None:
+        ran = _run_once(project_id, limit)
+        if ran is None:
             return total
+        step, seconds = ran
         total = step if total is None else Outcome(
             total.applied + step.applied, total.decided + step.decided,
             total.reconfigured or step.reconfigured, step.version)
         if step.decided < (AFTER_LABELS if step.applied else limit):
             return total  # the look-ahead is full or nothing is pending
-        rate = step.decided / max(time.perf_counter() - started, 1e-3)
+        # the rate of the decisions alone: a chunk's fixed costs (the learner's save) must not
+        # shrink the next chunk, which would then cost more of them per item
+        rate = step.decided / max(seconds, 1e-3)
         limit = max(AFTER_LABELS, min(DECIDE_CHUNK, int(rate * CHUNK_SECONDS)))
 
 
-def _run_once(project_id: int, limit: int) -> Outcome | None:
+def _run_once(project_id: int, limit: int) -> tuple[Outcome, float] | None:
     """Steps 0-4 in one transaction, deciding at most ``limit`` items (:data:`AFTER_LABELS`
-    when it applied labels)."""
+    when it applied labels); the outcome and the seconds step 3 took."""
     with transaction.atomic():
         try:
             lk = locked(project_id)
@@ -162,9 +165,27 @@ def _run_once(project_id: int, limit: int) -> Outcome | None:
         applied = apply_labels(lk, counts)
         if applied:
             hold_point("APPLY")
-        decided = stream.advance(lk, counts, min(limit, AFTER_LABELS) if applied else limit)
+        started = time.perf_counter()
+        decided = _decide(lk, counts, min(limit, AFTER_LABELS) if applied else limit)
+        seconds = time.perf_counter() - started
         if reconfigured or applied or decided:
             stats.advance_frontier(counts, lk.state.n_decided)
             counts.save()
             lk.save()
-        return Outcome(applied, decided, reconfigured, lk.state.version)
+        return Outcome(applied, decided, reconfigured, lk.state.version), seconds
+
+
+def _decide(lk: Locked, counts: StreamStats, limit: int) -> int:
+    """Step 3: :func:`.stream.advance` at most ``limit`` items, :data:`AFTER_LABELS` at a time,
+    stopping early when a label waits to be applied (the caller commits; the next transaction
+    applies it), so a label given during a chunk waits for at most :data:`AFTER_LABELS` decisions
+    and the chunk's commit."""
+    decided = 0
+    while decided < limit:
+        step = min(AFTER_LABELS, limit - decided)
+        done = stream.advance(lk, counts, step)
+        decided += done
+        if done < step or Label.objects.filter(project_id=lk.state.project_id, primary=True,
+                                                applied_version__isnull=True).exists():
+            break
+    return decided

@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from . import enqueue
 from .access import may_review, project_for
 from .annotation import LeasedToOtherError
 from .models import Project, Review
@@ -82,6 +83,8 @@ def review_decide(request: AppRequest, pk: int, review_pk: int) -> HttpResponse:
         return _refuse(request, project, str(exc), 409)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 400)
+    if done.reason == Review.Reason.DISAGREEMENT:  # the item's final label: the learner follows
+        enqueue.labels_changed(project.pk)
     if not request.htmx:
         return redirect("review", pk=project.pk)
     return _panel(request, project, lease_review(project, request.user), saved=done.value)

@@ -42,5 +42,7 @@ urlpatterns = [
     path("api/projects/<int:pk>/metrics", api.metrics, name="api-metrics"),
     path("api/projects/<int:pk>/opinions", api.opinions, name="api-opinions"),
     path("api/projects/<int:pk>/agreement", api.agreement, name="api-agreement"),
+    path("api/projects/<int:pk>/quality", api.quality, name="api-quality"),
+    path("api/projects/<int:pk>/reviews", api.reviews, name="api-reviews"),
     path("api/openapi.json", api.openapi, name="api-openapi"),
 ]

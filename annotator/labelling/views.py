@@ -60,6 +60,15 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
     """Project admins upload a file; a worker imports it (the page shows the job's progress)."""
     project = project_for(request.user, pk, admin=True)
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    help_ = upload_help(project)
+    suffixes = help_["suffixes"] + [s + help_["gzip"] for s in help_["suffixes"]]
+    # set before validation: a bound field copies its help text when the errors are computed
+    form.fields["file"].widget.attrs.update({"id": "upload-file", "accept": ",".join(suffixes)})
+    form.fields["file"].help_text = (f"Accepted here: {', '.join(help_['suffixes'])}, each also gzipped "
+                                     f"({help_['suffixes'][0]}{help_['gzip']}). The whole file is checked "
+                                     f"first; one bad row rejects it and names the line, and nothing "
+                                     f"is stored. An image that cannot be decoded stops the import "
+                                     f"there; the items before it are kept.")
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
         with transaction.atomic():  # read by parts: never held whole (issue 18)
@@ -67,14 +76,6 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
             import_upload(job.pk)
         messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")
         return redirect("import-job", pk=project.pk, job_pk=job.pk)
-    help_ = upload_help(project)
-    suffixes = help_["suffixes"] + [s + help_["gzip"] for s in help_["suffixes"]]
-    form.fields["file"].widget.attrs.update({"id": "upload-file", "accept": ",".join(suffixes)})
-    form.fields["file"].help_text = (f"Accepted here: {', '.join(help_['suffixes'])}, each also gzipped "
-                                     f"({help_['suffixes'][0]}{help_['gzip']}). The whole file is checked "
-                                     f"first; one bad row rejects it and names the line, and nothing "
-                                     f"is stored. An image that cannot be decoded stops the import "
-                                     f"there; the items before it are kept.")
     context = {"project": project, "form": form, "formats": FORMATS, "help": help_,
                "jobs": project.imports.all()[:10]}
     return render(request, "labelling/upload.html", context, status=400 if form.errors else 200)

@@ -18,20 +18,31 @@ Numbers: float32 inside, float64 rows out. The GELU is one compiled numba pass w
 from Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): as numpy operations, or with ``math.erf``,
 it cost as much as all the matrix products. Texts are encoded in batches of
 similar length; padding is masked, so a text's vector does not depend on its batch beyond
-float32 rounding (about 1e-6). README, section Featurizers.
+float32 rounding (about 1e-6).
+
+Speed: the matrix products already run near one core's peak, so the second core comes from
+encoding the batches on :func:`threads` Python threads at once, BLAS held to one thread each
+(numpy's products and the compiled GELU release the GIL): a multi-threaded BLAS inside one batch
+left the layer norms, softmax and GELU (a quarter of the work) on one core. A single batch (32
+texts or fewer) keeps BLAS's own threads. ``benchmarks/embedding_speed.py`` measures it
+(benchmarks/EMBEDDING_SPEED.md).
+README, section Featurizers.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.metadata
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+from threadpoolctl import threadpool_limits
 
 from ..params import Param
 from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, BaseFeaturizer, FeatureError, decode_utf8
@@ -43,6 +54,14 @@ DIM = 384
 _HEADS = 12
 _LAYERS = 6
 _BATCH = 32
+
+
+def threads() -> int:
+    """Threads :meth:`MiniLM.embed` encodes on by default: the CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def model_dir() -> Path:
@@ -87,7 +106,7 @@ def _layer_norm(x: np.ndarray, scale_bias: tuple[np.ndarray, np.ndarray]) -> np.
     return x
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, fastmath=True, nogil=True)
 def _gelu(h: np.ndarray) -> np.ndarray:
     """GELU of a float32 array, in place, in one compiled pass.
 
@@ -151,13 +170,18 @@ class MiniLM:
         pooled = (x.reshape(n, t, DIM) * m).sum(1) / m.sum(1)
         return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
-    def embed(self, texts: Sequence[str], max_tokens: int) -> np.ndarray:
-        """Embeddings (len(texts), 384) float32, encoded in batches of similar length."""
+    def embed(self, texts: Sequence[str], max_tokens: int, n_threads: int | None = None) -> np.ndarray:
+        """Embeddings (len(texts), 384) float32, encoded in batches of similar length.
+
+        n_threads: batches encoded at once (default :func:`threads`); the vectors do not depend
+        on it (each batch is computed alone, with the same products).
+        """
         ids = self.token_ids(texts, max_tokens)
         out = np.empty((len(ids), DIM), dtype=np.float32)
         order = np.argsort([len(i) for i in ids], kind="stable")
-        for start in range(0, len(order), _BATCH):
-            rows = order[start:start + _BATCH]
+        batches = [order[start:start + _BATCH] for start in range(0, len(order), _BATCH)]
+
+        def run(rows: np.ndarray) -> None:
             width = max(len(ids[r]) for r in rows)
             batch = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=bool)
@@ -165,6 +189,14 @@ class MiniLM:
                 batch[j, :len(ids[r])] = ids[r]
                 mask[j, :len(ids[r])] = True
             out[rows] = self.encode(batch, mask)
+
+        workers = min(threads() if n_threads is None else int(n_threads), len(batches))
+        if workers <= 1:  # one batch (or one core): BLAS as configured
+            for rows in batches:
+                run(rows)
+        else:
+            with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+                list(pool.map(run, batches))
         return out
 
 

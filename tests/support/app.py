@@ -63,6 +63,24 @@ def member(project: Project, username: str, role: str = Membership.Role.ANNOTATO
     return user
 
 
+def teach(project: Project, user: Any, until_auto: int | None = None) -> None:
+    """Run the stream with ``user`` labelling every queued item with its gold class (the real
+    pipeline, no worker), until nothing is pending or ``until_auto`` items were decided alone."""
+    from annotator.labelling.annotation import submit_label
+    from annotator.labelling.models import Item
+    from annotator.labelling.pipeline import update_project
+
+    while True:
+        update_project(project.pk)
+        queued = list(Item.objects.filter(project=project, status=Item.Status.QUEUED)
+                      .values_list("pk", "gold"))
+        auto = Item.objects.filter(project=project, status=Item.Status.AUTO).count()
+        if not queued or (until_auto is not None and auto >= until_auto):
+            return
+        for pk, gold in queued:
+            submit_label(project, pk, user, gold)
+
+
 def leased_item_id(response: Any) -> int | None:
     """The item id shown on a queue page, or None when nothing waits."""
     found = parse(response.content).find_all(has="data-item")
