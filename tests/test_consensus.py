@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import learners
-from annotator.labelling import consensus
+from annotator.labelling import consensus, reviews
 from annotator.labelling.annotation import lease_next, submit_label
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Consensus, Item, Label, LearnerState, Membership, Review
@@ -202,7 +202,8 @@ def test_a_disputed_item_reaches_the_learner_only_after_adjudication():
     update_project(project.pk)
     assert LearnerState.objects.get(project=project).version == 0
     assert [c.item_id for c in consensus.disagreements(project)] == [item.pk]
-    review = Review.objects.get(item=item)  # the pipeline sent it to the review queue
+    reviews.sync_disagreements(project)  # what a reviewer's next request does first
+    review = Review.objects.get(item=item)
     assert (review.reason, review.decided_at) == ("disagreement", None)
     consensus.resolve(item, 5, by=member(project, "boss", Membership.Role.ADMIN))
     update_project(project.pk)

@@ -5,8 +5,8 @@ decisions, holding the project's learner-state row lock (``select_for_update``):
 
 0. aggregate the overlapped items whose opinions are all in (:func:`.consensus.settle`): their
    consensus becomes their primary label, and one that overturns a label the learner had asks
-   for the rebuild of step 1; an item without a majority goes to the review queue
-   (:func:`.reviews.request_review`);
+   for the rebuild of step 1 (an item without a majority waits for the reviewers:
+   :func:`.reviews.sync_disagreements`);
 1. follow the project's configuration: a changed ``delta``/``p``/``query`` is set on the
    learner (``set_params``); a changed algorithm or other parameter rebuilds the learner by
    replaying the applied labels in the order they were applied;
@@ -30,9 +30,9 @@ from django.db import transaction
 
 import learners
 
-from . import consensus, reviews, stats, stream
+from . import consensus, stats, stream
 from .faults import hold_point
-from .models import Consensus, Label, LearnerState, Review, StreamStats
+from .models import Label, LearnerState, StreamStats
 from .rows import save_fields
 from .state_store import Locked, locked
 from .vectors import decode
@@ -158,9 +158,7 @@ def _run_once(project_id: int, limit: int) -> tuple[Outcome, float] | None:
             log.warning("project %s has no learner state (deleted?); nothing to do", project_id)
             return None
         counts = stats.load(project_id)
-        for row in consensus.settle(lk, counts):
-            if row.status == Consensus.Status.DISPUTED:  # no majority: the reviewers decide
-                reviews.request_review(row.item, Review.Reason.DISAGREEMENT)
+        consensus.settle(lk, counts)
         reconfigured = follow_config(lk)
         applied = apply_labels(lk, counts)
         if applied:
