@@ -71,7 +71,10 @@ def test_reviewers_reach_only_their_projects(disagreement):
     reviewer = member(project, "rita", Membership.Role.REVIEWER)
     member(other, "ann")  # a project rita is not in
     rita = client_for(reviewer)
-    assert rita.get(f"/projects/{project.pk}/review/").status_code == 200
+    page = rita.get(f"/projects/{project.pk}/review/")
+    assert page.status_code == 200
+    links = {a.attrs["href"] for a in parse(page.content).find_all("a")}
+    assert f"/projects/{project.pk}/dashboard" not in links  # the dashboard is the admins' here
     assert rita.get(f"/projects/{other.pk}/review/").status_code == 404  # as for every page of it
     assert rita.post(f"/projects/{other.pk}/reviews/{review.pk}/decide", {"value": "spam"}).status_code == 404
     # a review of her project through another project's URL does not exist there

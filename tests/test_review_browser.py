@@ -9,11 +9,11 @@ import pytest
 
 from annotator.labelling.annotation import submit_label
 from annotator.labelling.models import Item, Membership, Project, Review
-from annotator.labelling.reviews import request_review
+from annotator.labelling.reviews import decide, request_review
 from annotator.labelling.web import class_buttons
 
 from .support.app import digits_project, member, teach
-from .support.browser import log_in, screenshot, wait_until
+from .support.browser import axe_violations, log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -72,8 +72,9 @@ def test_a_reviewer_decides_a_disagreement_and_an_audit_with_the_keyboard(live_s
 
 def test_the_dashboard_shows_the_audit_estimate_and_annotator_quality(live_server, chromium_page):
     project = reviewed_project()
+    rita = member(project, "rita", Membership.Role.REVIEWER)
     for review in Review.objects.filter(project=project):  # every review decided by gold
-        Review.objects.filter(pk=review.pk).update(value=review.item.gold, decided_at=review.created)
+        decide(project, review.pk, rita, review.item.gold)
     member(project, "boss", Membership.Role.ADMIN)
     page = chromium_page
     log_in(page, live_server.url, "boss", "pw")
@@ -95,3 +96,20 @@ def test_the_dashboard_shows_the_audit_estimate_and_annotator_quality(live_serve
     screenshot(page, "review/dashboard-audit-quality")
     page.locator("#annotator-quality").screenshot(path=str(screenshot(page, "review/dashboard-full")
                                                            .with_name("dashboard-quality-table.png")))
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_review_page_has_no_serious_axe_violation(live_server, axe_page, size):
+    project = reviewed_project()
+    member(project, "rita", Membership.Role.REVIEWER)
+    page = axe_page
+    page.set_viewport_size(dict(zip(("width", "height"), SIZES[size], strict=True)))
+    log_in(page, live_server.url, "rita", "pw")
+    page.goto(f"{live_server.url}/projects/{project.pk}/review/")
+    page.wait_for_selector("#queue-item[data-ready='1']")
+    found = {"disagreement": axe_violations(page)}
+    Review.objects.filter(project=project).update(decided_at="2026-01-01T00:00:00Z")
+    page.goto(f"{live_server.url}/projects/{project.pk}/review/")
+    assert page.get_attribute("#queue-item", "data-idle") == "reviewed"
+    found["nothing to review"] = axe_violations(page)
+    assert {name: v for name, v in found.items() if v} == {}

@@ -20,7 +20,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from . import enqueue
-from .access import may_review, project_for
+from .access import may_review, project_for, sees_dashboard
 from .annotation import LeasedToOtherError
 from .models import Project, Review
 from .reviews import AlreadyDecidedError, decide, lease_review, opinions, review_counts
@@ -44,6 +44,7 @@ def _panel(request: AppRequest, project: Project, review: Review | None, error: 
         "opinions": opinions(review) if review is not None else [],
         "audit": review is not None and review.reason == Review.Reason.AUDIT,
         "counts": review_counts(project), "error": error, "saved": saved,
+        "sees_dashboard": not request.htmx and sees_dashboard(request.user, project),  # the page's link
         **item_display(project, item),
     }
     template = "labelling/_review_item.html" if request.htmx else "labelling/review.html"
