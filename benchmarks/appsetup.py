@@ -17,8 +17,9 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def setup(postgres: str | None = None, broker: str | None = None) -> str:
-    """Configure the environment, create and migrate the database; returns its DATABASE_URL."""
+def setup(postgres: str | None = None, broker: str | None = None, reuse: str | None = None) -> str:
+    """Configure the environment, create and migrate the database; returns its DATABASE_URL.
+    ``reuse``: the name of an existing PostgreSQL database to migrate and use (kept at exit)."""
     tmp = Path(tempfile.mkdtemp(prefix="annotator-bench-"))
     atexit.register(shutil.rmtree, tmp, True)
     os.environ.setdefault("SECRET_KEY", "benchmark-only")
@@ -27,7 +28,9 @@ def setup(postgres: str | None = None, broker: str | None = None) -> str:
     os.environ["CELERY_TASK_DEFAULT_QUEUE"] = f"annotator-bench-{os.getpid()}"
     if broker:
         os.environ["CELERY_BROKER_URL"] = broker
-    if postgres:
+    if postgres and reuse:
+        url = urlunsplit(urlsplit(postgres)._replace(path=f"/{reuse}"))
+    elif postgres:
         import psycopg
 
         name = f"annotator_bench_{os.getpid()}"

@@ -117,25 +117,25 @@ def post_items(client, project, token: str, pairs, start: int, n: int, batch: in
     return time.perf_counter() - t0
 
 
-def run_size(n: int, pairs, worker_log: Path) -> dict[str, float]:
+def run_size(n: int, pairs, worker_log: Path, reuse: bool = False) -> dict[str, float]:
     from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.core.cache import cache
-    from django.db.models import F
     from django.test import Client
 
-    from annotator.labelling.dashboard import dashboard_data
-    from annotator.labelling.models import Item, LearnerState, Membership, Project
+    from annotator.labelling.models import Item, Membership, Project
     from annotator.labelling.pipeline import update_project
     from annotator.labelling.projects import create_project
     from annotator.labelling.simulation import simulate
     from learners.features import ORIGINAL, default_config
 
     load_before = os.getloadavg()[1]
+    if reuse:  # a project this script built and decided before (--reuse-database): measure the rest
+        return {**measure(Project.objects.get(name=f"scale {n}"), n, pairs, worker_log),
+                "load_5min_start": load_before, "load_5min_end": os.getloadavg()[1]}
     project = create_project(name=f"scale {n}", task="binary", item_kind="text", classes=["ham", "spam"],
                              featurizer_config=default_config("text", ORIGINAL["text"]),
                              algorithm="paa-i", budget_ratio=0.05, look_ahead=n, stream_state="paused")
-    admin = get_user_model().objects.create_user(f"boss{n}", password="pw", is_staff=True)
+    get_user_model().objects.create_user(f"boss{n}", password="pw", is_staff=True)
     user = get_user_model().objects.create_user(f"ann{n}", password="pw")
     Membership.objects.create(project=project, user=user)
     api = Client()
@@ -156,6 +156,26 @@ def run_size(n: int, pairs, worker_log: Path) -> dict[str, float]:
     out["decide_per_s"] = n / (time.perf_counter() - t0)
     assert not Item.objects.filter(project=project, status="pending").exists()
     print(f"  {n}: decide {out['decide_per_s']:.0f} items/s", flush=True)
+    out.update(measure(project, n, pairs, worker_log))
+    out["load_5min_start"], out["load_5min_end"] = load_before, os.getloadavg()[1]
+    return out
+
+
+def measure(project, n: int, pairs, worker_log: Path) -> dict[str, float]:
+    """The measures after the decide one, on the decided ``n``-item project (module docstring)."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.cache import cache
+    from django.db.models import F
+    from django.test import Client
+
+    from annotator.labelling.dashboard import dashboard_data
+    from annotator.labelling.models import Item, LearnerState, Project
+
+    admin = get_user_model().objects.get(username=f"boss{n}")
+    user = get_user_model().objects.get(username=f"ann{n}")
+    api = Client()
+    out: dict[str, float] = {}
 
     board = Client()
     board.force_login(admin)
@@ -237,7 +257,6 @@ def run_size(n: int, pairs, worker_log: Path) -> dict[str, float]:
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.wait(timeout=60)
-    out["load_5min_start"], out["load_5min_end"] = load_before, os.getloadavg()[1]
     return out
 
 
@@ -261,7 +280,7 @@ def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, sou
         for n in sizes:
             b = BEFORE[key][before_cols[n]] if n in before_cols else "-"
             v = results[n].get(key)
-            cells.append(f"{b} | {v:,.0f}" if v is not None and v >= 100 else f"{b} | {v:.1f}")
+            cells.append(f"{b} | -" if v is None else f"{b} | {v:,.0f}" if v >= 100 else f"{b} | {v:.1f}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "Other figures (p50s, labels given while the backlog was still being decided, the "
               "machine's 5-minute load average when the size started and ended):", ""]
@@ -272,7 +291,10 @@ def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, sou
                      f"while pending backlog items remained; dashboard with the cost view's first replay "
                      f"{r['dashboard_first_ms']:,.0f} ms; load average {r['load_5min_start']:.1f} -> "
                      f"{r['load_5min_end']:.1f}")
-    big = max(sizes)
+    big = max(n for n in sizes if "decide_per_s" in results[n]) if any(
+        "decide_per_s" in results[n] for n in sizes) else None
+    if big is None:
+        return "\n".join(lines) + "\n"
     r = results[big]
     lines += ["", f"10M items, extrapolated from the {size(big)} run (not measured): ingest and decide are "
               f"linear, {1e7 / r['ingest_per_s'] / 60:.0f} and {1e7 / r['decide_per_s'] / 60:.0f} minutes "
@@ -288,16 +310,18 @@ def main() -> None:
     ap.add_argument("--postgres", required=True, help="PostgreSQL server URL")
     ap.add_argument("--redis", required=True, help="Redis broker URL")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--reuse-database", help="an existing database where this script built the "
+                    "projects of --sizes (kept): measure all but ingest and decide on them")
     args = ap.parse_args()
     os.environ["ALLOWED_HOSTS"] = "testserver"  # requests go through Django's test client
-    url = setup(args.postgres, args.redis)
+    url = setup(args.postgres, args.redis, reuse=args.reuse_database)
     pairs = texts()
     source = "SMS Spam Collection, cycled" if SMS.exists() else "synthetic 8-word texts"
     results = {}
     log = Path(tempfile.gettempdir()) / f"scale-worker-{os.getpid()}.log"
     for n in args.sizes:
         print(f"size {n}", flush=True)
-        results[n] = run_size(n, pairs, log)
+        results[n] = run_size(n, pairs, log, reuse=bool(args.reuse_database))
     Path(args.out).write_text(report(args.sizes, results, url, source))
     print(json.dumps(results, indent=2))
 

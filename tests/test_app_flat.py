@@ -172,3 +172,42 @@ def test_a_label_given_during_a_backlog_commits_its_model_version_before_the_nex
     versions = list(Item.objects.filter(project=project).order_by("seq")
                     .values_list("model_version", flat=True))
     assert versions == [0] * 24 + [1] * 36
+
+
+@pytest.mark.django_db
+def test_a_label_given_during_a_chunk_stops_it_and_commits_with_it(monkeypatch):
+    """A label stored while a chunk decides (here: between two of its steps) stops the chunk at
+    the next step; the chunk applies it before its commit, and the next chunks go on."""
+    from annotator.labelling import pipeline, stream
+
+    monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 20)
+    monkeypatch.setattr(pipeline, "AFTER_LABELS", 4)
+    monkeypatch.setattr(pipeline, "CHUNK_SECONDS", 1e6)
+    project = digits_project(60, look_ahead=1000, params={"query": "random", "p": 0.5})
+    user = member(project, "ann")
+    calls = []
+    advance = stream.advance
+
+    def advance_then_label(lk, counts, limit):
+        done = advance(lk, counts, limit)
+        calls.append(done)
+        if len(calls) == 3:  # the second chunk's second step: an annotator labels meanwhile
+            item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
+            submit_label(project, item.pk, user, item.gold)
+        return done
+
+    steps: list[tuple[int, int]] = []
+    run_once = pipeline._run_once
+
+    def record(project_id, limit):
+        ran = run_once(project_id, limit)
+        steps.append((ran[0].applied, ran[0].decided))
+        return ran
+
+    monkeypatch.setattr(stream, "advance", advance_then_label)
+    monkeypatch.setattr(pipeline, "_run_once", record)
+    update_project(project.pk)
+    assert steps == [(0, 4), (1, 8), (0, 20), (0, 20), (0, 8)], steps
+    versions = list(Item.objects.filter(project=project).order_by("seq")
+                    .values_list("model_version", flat=True))
+    assert versions == [0] * 12 + [1] * 48

@@ -125,10 +125,10 @@ def update_project(project_id: int) -> Outcome | None:
 
     A backlog is decided in chunks, one transaction each, sized to decide for about
     :data:`CHUNK_SECONDS` at the decision rate of the chunk before (between :data:`AFTER_LABELS`
-    and :data:`DECIDE_CHUNK` items); a chunk stops early when a label waits (:func:`_decide`), and
-    the next transaction applies it and decides at most :data:`AFTER_LABELS` items, so the new
-    model version commits at once rather than after a whole chunk (issue 18: label -> new model
-    version within a second while a backlog is decided).
+    and :data:`DECIDE_CHUNK` items); a chunk stops early when a label waits (:func:`_decide`) and
+    applies it before its commit, so the new model version commits after at most
+    :data:`AFTER_LABELS` more decisions rather than after a whole chunk (issue 18: label -> new
+    model version within a second while a backlog is decided).
     """
     total: Outcome | None = None
     limit = AFTER_LABELS
@@ -136,11 +136,11 @@ def update_project(project_id: int) -> Outcome | None:
         ran = _run_once(project_id, limit)
         if ran is None:
             return total
-        step, seconds = ran
+        step, seconds, more = ran
         total = step if total is None else Outcome(
             total.applied + step.applied, total.decided + step.decided,
             total.reconfigured or step.reconfigured, step.version)
-        if step.decided < (AFTER_LABELS if step.applied else limit):
+        if not more:
             return total  # the look-ahead is full or nothing is pending
         # the rate of the decisions alone: a chunk's fixed costs (the learner's save) must not
         # shrink the next chunk, which would then cost more of them per item
@@ -148,9 +148,11 @@ def update_project(project_id: int) -> Outcome | None:
         limit = max(AFTER_LABELS, min(DECIDE_CHUNK, int(rate * CHUNK_SECONDS)))
 
 
-def _run_once(project_id: int, limit: int) -> tuple[Outcome, float] | None:
+def _run_once(project_id: int, limit: int) -> tuple[Outcome, float, bool] | None:
     """Steps 0-4 in one transaction, deciding at most ``limit`` items (:data:`AFTER_LABELS`
-    when it applied labels); the outcome and the seconds step 3 took."""
+    when it applied labels); the outcome, the seconds step 3 took and whether more may be left
+    to decide. Labels given while it decided (:func:`_decide` stops for them) are applied before
+    the commit, so their model version commits with the chunk."""
     with transaction.atomic():
         try:
             lk = locked(project_id)
@@ -164,26 +166,29 @@ def _run_once(project_id: int, limit: int) -> tuple[Outcome, float] | None:
         if applied:
             hold_point("APPLY")
         started = time.perf_counter()
-        decided = _decide(lk, counts, min(limit, AFTER_LABELS) if applied else limit)
+        decided, more = _decide(lk, counts, min(limit, AFTER_LABELS) if applied else limit)
         seconds = time.perf_counter() - started
+        applied += apply_labels(lk, counts)  # the labels it stopped for (none otherwise)
         if reconfigured or applied or decided:
             stats.advance_frontier(counts, lk.state.n_decided)
             counts.save()
             lk.save()
-        return Outcome(applied, decided, reconfigured, lk.state.version), seconds
+        return Outcome(applied, decided, reconfigured, lk.state.version), seconds, more
 
 
-def _decide(lk: Locked, counts: StreamStats, limit: int) -> int:
+def _decide(lk: Locked, counts: StreamStats, limit: int) -> tuple[int, bool]:
     """Step 3: :func:`.stream.advance` at most ``limit`` items, :data:`AFTER_LABELS` at a time,
-    stopping early when a label waits to be applied (the caller commits; the next transaction
-    applies it), so a label given during a chunk waits for at most :data:`AFTER_LABELS` decisions
-    and the chunk's commit."""
+    stopping early when a label waits to be applied (the caller applies it and commits), so a
+    label given during a chunk waits for at most :data:`AFTER_LABELS` decisions and one commit.
+    Returns the items decided and whether more may be left (``limit`` reached or a label)."""
     decided = 0
     while decided < limit:
         step = min(AFTER_LABELS, limit - decided)
         done = stream.advance(lk, counts, step)
         decided += done
-        if done < step or Label.objects.filter(project_id=lk.state.project_id, primary=True,
-                                                applied_version__isnull=True).exists():
-            break
-    return decided
+        if done < step:
+            return decided, False  # the look-ahead is full or nothing is pending
+        if Label.objects.filter(project_id=lk.state.project_id, primary=True,
+                                applied_version__isnull=True).exists():
+            return decided, True
+    return decided, True
