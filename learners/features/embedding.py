@@ -182,7 +182,8 @@ class MiniLM:
         ids = self.token_ids(texts, max_tokens)
         out = np.empty((len(ids), DIM), dtype=np.float32)
         order = np.argsort([len(i) for i in ids], kind="stable")
-        batches = [order[start:start + _BATCH] for start in range(0, len(order), _BATCH)]
+        # longest batches first, so that the threads end together (no long batch left alone)
+        batches = [order[start:start + _BATCH] for start in range(0, len(order), _BATCH)][::-1]
 
         def run(rows: np.ndarray) -> None:
             width = max(len(ids[r]) for r in rows)
