@@ -12,8 +12,8 @@ Algorithm", Applied Statistics 28(1): each annotator ``a`` has a confusion matri
 * M-step: ``p[j] = mean_i T[i, j]``, ``pi[a, j, l]`` = sum over a's opinions ``(i, l)`` of
   ``T[i, j]``, normalised over ``l``;
 
-starting, as in the paper, from ``T`` = each item's vote proportions, until the log-likelihood
-gains less than ``tol``.
+starting, as in the paper, from ``T`` = each item's vote proportions, until no posterior moves by
+``tol`` or more in an iteration (the paper iterates "until convergence" without a rule).
 
 Deviation (tagged below, listed in docs/teams.md): the M-step adds ``smoothing`` (default 0.01)
 pseudo-counts to every confusion cell and prior. The paper's maximum-likelihood estimates put
@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 
 @dataclass(frozen=True)
@@ -81,33 +82,31 @@ def majority_vote(opinions: np.ndarray, n_items: int, n_classes: int) -> np.ndar
 
 
 def dawid_skene(opinions: np.ndarray, n_items: int, n_annotators: int, n_classes: int, *,
-                max_iter: int = 100, tol: float = 1e-6, smoothing: float = 0.01) -> DawidSkene:
-    """Fit Dawid-Skene by EM (module docstring). Items without an opinion keep the priors."""
+                max_iter: int = 100, tol: float = 1e-4, smoothing: float = 0.01) -> DawidSkene:
+    """Fit Dawid-Skene by EM (module docstring) until no posterior moves by ``tol`` or more in an
+    iteration (or ``max_iter`` iterations). Items without an opinion keep the priors."""
     ops = _check(opinions, n_items, n_annotators, n_classes)
     items, annotators, said = ops[:, 0], ops[:, 1], ops[:, 2]
-    counts = np.zeros((n_items, n_classes))
-    np.add.at(counts, (items, said), 1.0)
+    # item x opinion incidence: sums over an item's opinions become one sparse product
+    incidence = sp.csr_matrix((np.ones(len(ops)), (items, np.arange(len(ops)))), shape=(n_items, len(ops)))
+    said_hot = np.eye(n_classes)[said]
+    by_annotator = [np.flatnonzero(annotators == a) for a in range(n_annotators)]
+    counts = incidence @ said_hot
     totals = counts.sum(axis=1, keepdims=True)
     T = np.divide(counts, totals, out=np.full_like(counts, 1.0 / n_classes), where=totals > 0)
-    previous = -np.inf
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007  (the count is reported)
         # M-step; deviation: + smoothing pseudo-counts (module docstring)
         priors = T.sum(axis=0) + smoothing
         priors /= priors.sum()
         confusion = np.full((n_annotators, n_classes, n_classes), smoothing)
-        for j in range(n_classes):
-            np.add.at(confusion[:, j, :], (annotators, said), T[items, j])
+        for a, rows in enumerate(by_annotator):
+            confusion[a] += T[items[rows]].T @ said_hot[rows]
         confusion /= confusion.sum(axis=2, keepdims=True)
         # E-step in logs: log p[j] + sum of log pi[a, j, l] over the item's opinions
-        log_t = np.tile(np.log(priors), (n_items, 1))
-        np.add.at(log_t, items, np.log(confusion[annotators, :, said]))
-        top = log_t.max(axis=1, keepdims=True)
-        likelihood = np.exp(log_t - top)
-        norm = likelihood.sum(axis=1, keepdims=True)
-        T = likelihood / norm
-        loglik = float(np.sum(np.log(norm) + top))
-        if loglik - previous < tol:
+        log_t = np.log(priors) + incidence @ np.log(confusion[annotators, :, said])
+        likelihood = np.exp(log_t - log_t.max(axis=1, keepdims=True))
+        previous, T = T, likelihood / likelihood.sum(axis=1, keepdims=True)
+        if np.abs(T - previous).max() < tol:
             break
-        previous = loglik
     return DawidSkene(T, confusion, priors, n_iter)

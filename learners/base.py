@@ -247,6 +247,14 @@ class Learner(ABC):
             and records the outcome. None (default): the published rule alone.
         """
         idx, vals = sparse_row(x, self.n_features)
+        return self.decide_row(idx, vals, rng, budget)
+
+    def decide_row(self, indices: np.ndarray, values: np.ndarray, rng: np.random.Generator,
+                   budget: BudgetController | None = None) -> Decision:
+        """:meth:`decide` for an item already given as one sparse row (int32 ``indices`` in
+        ``[0, n_features)``, float64 ``values``, as :func:`sparse_row` returns them; not checked
+        again: the fast path of callers that decode rows themselves, e.g. the app's stream)."""
+        idx, vals = indices, values
         if budget is not None:
             budget.apply(self)
         code, stat, q = self._decision_parts(idx, vals)
@@ -295,6 +303,10 @@ class Learner(ABC):
         """Tell the learner about an item whose label was not queried (default: no-op)."""
         idx, vals = sparse_row(x, self.n_features)
         self._observe(idx, vals)
+
+    def observe_row(self, indices: np.ndarray, values: np.ndarray) -> None:
+        """:meth:`observe` for an item already given as one sparse row (see :meth:`decide_row`)."""
+        self._observe(indices, values)
 
     # ----------------------------------------------------------------- batches
     def decision_function(self, X: Any) -> np.ndarray:

@@ -223,3 +223,49 @@ def test_a_backlog_is_decided_in_chunks_with_labels_applied_between_them(monkeyp
     assert chunks == [10, 10, 10, 5] and outcome.decided == 35 and outcome.applied == 1
     versions = [v for *_, v in decisions(project)]
     assert versions == [0] * 10 + [1] * 25
+
+
+def test_decisions_without_labels_keep_the_blob_and_the_round_counter():
+    """Issue 18: a chunk of decisions rewrites the learner's blob only when the model changed;
+    the round counter n_seen (which CSPAA's adaptive delta_t reads) is kept in its own column,
+    so a worker that reloads the learner from the database decides exactly as one with it cached."""
+    from .support.app import text_project
+
+    texts = [f"message {i} {'win a prize' if i % 3 else 'see you at lunch'}" for i in range(60)]
+    config = {"kind": "text", "name": "hashed-ngrams", "n_features": 2**10}
+    runs = []
+    for reload_every_step in (False, True):
+        project = text_project(texts, algorithm="cspaa-adaptive", params={"delta": 0.5}, look_ahead=3,
+                               featurizer_config=config, rng_seed=5)
+        update_project(project.pk)
+        user = member(project, f"ann{reload_every_step}")
+        for item in Item.objects.filter(project=project, status="queued"):  # a model with margins
+            value = "spam" if "win" in item.text else "ham"
+            Label.objects.create(item=item, project=project, annotator=user, value=value, seconds=1.0)
+            Item.objects.filter(pk=item.pk).update(status="labelled")
+        update_project(project.pk)
+        blob = bytes(LearnerState.objects.get(project=project).blob)
+        assert state_store.stored_learner(LearnerState.objects.get(project=project)).n_labels == 3
+        while Item.objects.filter(project=project, status="pending").exists():
+            update_project(project.pk)
+            Item.objects.filter(project=project, status="queued").update(status="skipped")  # no labels
+            if reload_every_step:
+                state_store._CACHE.clear()
+        state = LearnerState.objects.get(project=project)
+        assert bytes(state.blob) == blob  # never rewritten: no label, no parameter change
+        assert state.n_seen == state.n_decided == 60
+        assert state_store.stored_learner(state).n_seen == 60
+        runs.append(decisions(project))
+    assert runs[0] == runs[1]
+    assert len({row[3] for row in runs[0]}) > 1  # delta_t moved with the rounds
+
+
+def test_an_applied_label_rewrites_the_blob():
+    project = digits_project(30, look_ahead=5)
+    update_project(project.pk)
+    before = bytes(LearnerState.objects.get(project=project).blob)
+    user = member(project, "ann")
+    label_queued(project, user, 1)
+    update_project(project.pk)
+    state = LearnerState.objects.get(project=project)
+    assert bytes(state.blob) != before and state_store.stored_learner(state).n_labels == 1

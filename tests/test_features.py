@@ -69,7 +69,14 @@ def test_default_config_round_trip_and_protocol(kind):
     assert_csr(X, (2, f.n_features))
     assert X.nnz > 0
     assert same(X, g.transform([GOOD[kind], GOOD[kind]]))  # identical across instances
-    assert same(X[0], X[1]) and same(f.transform_one(GOOD[kind]), X[0])  # and across calls
+    if kind == "text":
+        # the default text featurizer is a float32 network: BLAS rounds a row differently with its
+        # place in the batch (edge kernels), so "the same" is float32 rounding (learners/features/
+        # embedding.py), not bits; deterministic for the same batch (above)
+        for row in (X[1], f.transform_one(GOOD[kind])):
+            np.testing.assert_allclose(row.toarray(), X[0].toarray(), atol=1e-6)
+    else:
+        assert same(X[0], X[1]) and same(f.transform_one(GOOD[kind]), X[0])  # and across calls
     assert_csr(f.transform([]), (0, f.n_features))
 
 

@@ -45,6 +45,7 @@ def test_no_serious_or_critical_axe_violation_on_any_page(live_server, axe_page,
              "console": f"/projects/{pk}/console", "dashboard": f"/projects/{pk}/dashboard",
              "upload": f"/projects/{pk}/upload", "planner": f"/projects/{pk}/planner",
              "new-project": "/projects/new", "missing": "/projects/999999/"}
+    held: list = []  # the label request held back to see the page while it saves
     for name, path in pages.items():
         page.goto(live_server.url + path)
         if name == "queue":
@@ -60,6 +61,20 @@ def test_no_serious_or_critical_axe_violation_on_any_page(live_server, axe_page,
             page.click("#recent-labels button")
             page.wait_for_selector("#queue-item .notice")
             found["queue-after-label"] = axe_violations(page)
+            # and while a key press is on its way ("saving…": the request held back)
+            page.route("**/label", lambda route: held.append(route))
+            page.keyboard.press("5")
+            page.wait_for_selector("#save-state.htmx-request")
+            found["queue-saving"] = axe_violations(page)
+            wait_until(page, "() => true")  # a turn of the event loop for the route handler
+            for _ in range(250):
+                if held:
+                    break
+                page.wait_for_timeout(20)
+            for route in held:
+                route.continue_()
+            wait_until(page, "() => !document.querySelector('#save-state.htmx-request')")
+            page.unroute("**/label")
             screenshot(page, f"pages/axe-queue-after-label-{size}")
     assert {name: v for name, v in found.items() if v} == {}
     # the check can fail: text too faint to read is a serious violation

@@ -32,6 +32,7 @@ from learners.model_file import full_card, model_bytes, save_model
 
 from .metrics import model_metrics
 from .models import Label, LearnerState, Membership, Project
+from .state_store import stored_learner
 
 #: first characters that make a spreadsheet read a cell as a formula (OWASP, plus full-width forms)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -62,7 +63,7 @@ def model_card(project: Project, state: LearnerState, learner: learners.Learner)
 def _current(project: Project) -> tuple[learners.Learner, dict[str, Any]]:
     """The committed learner and its card (no lock: export never blocks labelling)."""
     state = LearnerState.objects.get(project=project)
-    learner = learners.from_bytes(bytes(state.blob))
+    learner = stored_learner(state)
     return learner, model_card(project, state, learner)
 
 

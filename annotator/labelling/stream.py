@@ -26,7 +26,7 @@ from .queue import fresh_count, look_ahead
 from .rows import update_rows
 from .state_store import Locked
 from .stats import record_decisions
-from .vectors import decode
+from .vectors import decode_row
 
 #: Most items loaded per database round trip while deciding (the first batch is the free places).
 BATCH = 2000
@@ -74,8 +74,8 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
         counted = []
         audits = []
         for pk, seq, vector, gold in batch:
-            x = decode(vector, n)
-            d = learner.decide(x, lk.rng, ctl)
+            idx, vals = decode_row(vector, n)  # no sparse matrix per item (issue 18)
+            d = learner.decide_row(idx, vals, lk.rng, ctl)
             audit_prob, k, overlap_prob = None, 1, None
             if d.queried:
                 status = Item.Status.QUEUED
@@ -84,7 +84,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
                 k, overlap_prob = overlap.draw(project, seq)
             else:
                 status = Item.Status.AUTO
-                learner.observe(x)
+                learner.observe_row(idx, vals)
                 audit_prob, chosen = audit.sampled(project, seq)
                 if chosen:
                     audits.append((pk, audit_prob))

@@ -39,6 +39,13 @@ def encode_rows(X: sp.spmatrix | sp.sparray) -> list[bytes]:
 def decode(data: bytes | memoryview | None, n_features: int) -> sp.csr_matrix:
     """Inverse of :func:`encode`; ValueError if the bytes are not a row of ``n_features`` or
     are None (an item whose content the retention sweep dropped, see :mod:`.retention`)."""
+    idx, vals = decode_row(data, n_features)
+    return sp.csr_matrix((vals, idx, np.array([0, len(idx)])), shape=(1, n_features))
+
+
+def decode_row(data: bytes | memoryview | None, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decode` as the row's ``(int32 indices, float64 values)``, no sparse matrix (the
+    learners' per-row fast path, :meth:`learners.base.Learner.decide_row`); same errors."""
     if data is None:
         raise ValueError("the item's vector was dropped by the retention sweep")
     buf = bytes(data)
@@ -51,4 +58,4 @@ def decode(data: bytes | memoryview | None, n_features: int) -> sp.csr_matrix:
     vals = np.frombuffer(buf, dtype=_VALUE, count=nnz, offset=_HEADER.itemsize + nnz * _INDEX.itemsize)
     if nnz and (idx.min() < 0 or idx.max() >= n_features):
         raise ValueError(f"stored vector has an index outside 0..{n_features - 1}")
-    return sp.csr_matrix((vals, idx, np.array([0, nnz])), shape=(1, n_features))
+    return idx.astype(np.int32, copy=False), vals

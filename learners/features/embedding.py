@@ -24,7 +24,10 @@ Speed: the matrix products already run near one core's peak, so the second core 
 encoding the batches on :func:`threads` Python threads at once, BLAS held to one thread each
 (numpy's products and the compiled GELU release the GIL): a multi-threaded BLAS inside one batch
 left the layer norms, softmax and GELU (a quarter of the work) on one core. A single batch (32
-texts or fewer) keeps BLAS's own threads. ``benchmarks/embedding_speed.py`` measures it
+texts or fewer) runs on one thread too: a multi-threaded BLAS makes the bits of a text's vector
+depend on the shape of the batch it is in, and a text must embed to the same vector alone or
+among others (the app stores what the upload computed; the exported model recomputes it).
+``benchmarks/embedding_speed.py`` measures it
 (benchmarks/EMBEDDING_SPEED.md).
 README, section Featurizers.
 """
@@ -179,7 +182,8 @@ class MiniLM:
         ids = self.token_ids(texts, max_tokens)
         out = np.empty((len(ids), DIM), dtype=np.float32)
         order = np.argsort([len(i) for i in ids], kind="stable")
-        batches = [order[start:start + _BATCH] for start in range(0, len(order), _BATCH)]
+        # longest batches first, so that the threads end together (no long batch left alone)
+        batches = [order[start:start + _BATCH] for start in range(0, len(order), _BATCH)][::-1]
 
         def run(rows: np.ndarray) -> None:
             width = max(len(ids[r]) for r in rows)
@@ -191,12 +195,15 @@ class MiniLM:
             out[rows] = self.encode(batch, mask)
 
         workers = min(threads() if n_threads is None else int(n_threads), len(batches))
-        if workers <= 1:  # one batch (or one core): BLAS as configured
-            for rows in batches:
-                run(rows)
-        else:
-            with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-                list(pool.map(run, batches))
+        # BLAS at one thread always: a multi-threaded OpenBLAS splits a product by its shape, so
+        # a text's vector would change bits with the batch it is in (seen on AMD EPYC).
+        with threadpool_limits(limits=1, user_api="blas"):
+            if workers <= 1:
+                for rows in batches:
+                    run(rows)
+            else:
+                with ThreadPoolExecutor(workers) as pool:
+                    list(pool.map(run, batches))
         return out
 
 
