@@ -7,8 +7,8 @@ skipped nor been served before (AUTO items are never queued, so a honeypot never
 queue, overlap or the consensus). It is recorded as a :class:`~.models.Honeypot` and stays theirs
 until they answer (their answer is a non-primary :class:`~.models.Label`, never applied to the
 learner), skip or undo, exactly like a leased item: same panel, same URLs, same answers, the
-label counted in their progress. Only the project's admins see which items were honeypots
-(the annotator quality on the dashboard).
+label counted in their progress, the waiting count one fewer while they hold it. Only the
+project's admins see which items were honeypots (the annotator quality on the dashboard).
 """
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ def open_honeypot(project: Project, user: Any) -> Item | None:
     pk = (Honeypot.objects.filter(project=project, annotator=user, label__isnull=True)
           .values_list("item_id", flat=True).first())
     return Item.objects.get(pk=pk) if pk is not None else None
+
+
+def holds_honeypot(project: Project, user: Any) -> bool:
+    """Whether ``user`` holds an open honeypot in ``project`` (the queue's waiting count then
+    shows one item fewer, as after a real lease)."""
+    return Honeypot.objects.filter(project=project, annotator=user, label__isnull=True).exists()
 
 
 def candidates(project: Project, user: Any) -> Any:

@@ -45,17 +45,20 @@ from .annotation import (
     undoable,
     undoable_label,
 )
+from .honeypots import holds_honeypot
 from .models import Item, Label, Project
 from .queue import waiting_count, why_idle
 from .web import AppRequest, class_buttons, item_display
 
 
 def progress(project: Project, user: Any) -> dict[str, int]:
-    """The progress line: my labels today and in all, and the items waiting."""
+    """The progress line: my labels today and in all, and the items waiting (one fewer while the
+    user holds a honeypot, as if it were the waiting item it stands in for: :mod:`.honeypots`)."""
     today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True).aggregate(
         total=Count("id"), today=Count("id", filter=Q(created__gte=today)))
-    return {"today": mine["today"], "total": mine["total"], "waiting": waiting_count(project)}
+    waiting = max(0, waiting_count(project) - holds_honeypot(project, user))
+    return {"today": mine["today"], "total": mine["total"], "waiting": waiting}
 
 
 def _lease(project: Project, user: Any) -> Item | None:
