@@ -15,6 +15,7 @@ from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Consensus, Item, Label, LearnerState, Membership, Review
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.projects import create_project
+from annotator.labelling.queue import why_idle
 from annotator.labelling.vectors import decode
 from learners.aggregation import dawid_skene, majority_vote
 
@@ -199,6 +200,7 @@ def test_a_disputed_item_reaches_the_learner_only_after_adjudication():
     project = digits_project(20, params={"delta": 100.0}, overlap_fraction=1.0, overlap_k=3, look_ahead=4)
     update_project(project.pk)
     item = _k3_item(project, [2, 5, 9])
+    assert why_idle(project) == "catching-up"  # the consensus is due: a worker has work
     update_project(project.pk)
     assert LearnerState.objects.get(project=project).version == 0
     assert [c.item_id for c in consensus.disagreements(project)] == [item.pk]

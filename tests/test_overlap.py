@@ -115,6 +115,10 @@ def test_an_overlapped_item_stays_queued_until_k_distinct_annotators_labelled_it
     item = Item.objects.get(pk=first)
     assert (item.status, item.n_opinions) == ("labelled", 3)
     assert Consensus.objects.get(item=item).due
+    from annotator.labelling.tasks import projects_needing_work
+
+    Item.objects.filter(project=project, status="pending").update(status="auto")  # nothing else to do
+    assert project.pk in projects_needing_work()  # the sweep settles it if the task was lost
     # a late extra submission by someone who already gave an opinion is refused
     assert _label(a, project, first, 1).status_code == 409
     update_project(project.pk)

@@ -465,3 +465,36 @@ def test_the_console_sets_the_audit_and_honeypot_rates_within_their_bounds():
     boss.post(url, {"action": "settings", "stream_state": "paused"})  # a form without them keeps them
     project.refresh_from_db()
     assert (project.stream_state, project.audit_rate, project.honeypot_rate) == ("paused", 0.05, 0.1)
+
+
+@pytest.mark.slow
+def test_a_reviewers_decision_reaches_the_learner_through_a_real_worker(transactional_db, tmp_path):
+    from annotator.labelling.enqueue import items_changed
+
+    from .support.app import Worker
+
+    project = text_project(["free cash now", "lunch at noon"], overlap_k=2, overlap_fraction=1.0)
+    worker = Worker(tmp_path / "worker.log")
+    try:
+        items_changed(project.pk)
+        worker.wait_for(lambda: Item.objects.filter(project=project, status=Item.Status.QUEUED).count() == 2,
+                        60, "the worker to queue both items")
+        item = Item.objects.get(project=project, seq=0)
+        for name, value in (("ann", "spam"), ("bob", "ham")):
+            answer = client_for(member(project, name)).post(
+                f"/projects/{project.pk}/items/{item.pk}/label", {"value": value})
+            assert answer.status_code == 302
+        worker.wait_for(lambda: consensus.disagreements(project).filter(item=item).exists(), 60,
+                        "the worker to find the item disputed")
+        version = LearnerState.objects.get(project=project).version
+        rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
+        panel = parse(rita.get(f"/projects/{project.pk}/review/").content).find_all(id="queue-item")[0]
+        assert panel.attrs["data-item"] == str(item.pk)
+        rita.post(f"/projects/{project.pk}/reviews/{panel.attrs['data-review']}/decide", {"value": "spam"})
+        primary = Label.objects.get(item=item, primary=True)
+        worker.wait_for(lambda: Label.objects.get(pk=primary.pk).applied_version is not None, 60,
+                        "the worker to apply the reviewer's decision")
+        assert LearnerState.objects.get(project=project).version > version  # a new model version
+        assert primary.value == "spam" and primary.annotator.username == "ann"
+    finally:
+        worker.stop()

@@ -72,7 +72,7 @@ from .api_schema import (
 from .audit import audit_estimate
 from .export import opinion_rows
 from .honeypots import as_seen_by
-from .ingest import IngestError, Record, import_records
+from .ingest import IngestError, Record, import_ids
 from .metrics import project_metrics
 from .models import Item, Project, new_token
 from .quality import annotator_quality
@@ -131,11 +131,12 @@ def _post_items(request: HttpRequest, project: Project) -> JsonResponse:
     try:
         records = [_record(project, e, f"item {i}") for i, e in enumerate(entries)]
         with transaction.atomic():
-            items = import_records(project, records)
+            items = import_ids(project, records)
             enqueue.items_changed(project.pk)
     except IngestError as exc:
         return _error(str(exc))
-    return JsonResponse({"items": [{"id": it.pk, "seq": it.seq, "status": it.status} for it in items]},
+    status = Item.Status.PENDING.value
+    return JsonResponse({"items": [{"id": pk, "seq": seq, "status": status} for pk, seq in items]},
                         status=201)
 
 

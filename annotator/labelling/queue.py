@@ -117,13 +117,15 @@ EMPTY, PAUSED, CATCHING_UP, CAUGHT_UP = "empty", "paused", "catching-up", "caugh
 
 def why_idle(project: Project) -> str:
     """Why an annotator who asked for an item got none: :data:`EMPTY` (no item uploaded yet),
-    :data:`PAUSED` (an admin paused the stream), :data:`CATCHING_UP` (items not decided yet or
-    labels not applied yet: a worker has work that may queue items) or :data:`CAUGHT_UP`."""
+    :data:`PAUSED` (an admin paused the stream), :data:`CATCHING_UP` (items not decided yet,
+    labels not applied yet or opinions waiting for their consensus: a worker has work that may
+    queue items) or :data:`CAUGHT_UP`."""
     if not Item.objects.filter(project=project).exists():
         return EMPTY
     if project.stream_state == Project.StreamState.PAUSED:
         return PAUSED
     unapplied = Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
-    if unapplied.exists() or has_pending(project):
+    due = Consensus.objects.filter(project=project, due=True)
+    if unapplied.exists() or due.exists() or has_pending(project):
         return CATCHING_UP
     return CAUGHT_UP

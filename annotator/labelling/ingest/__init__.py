@@ -38,7 +38,8 @@ from ..models import ImportJob, Item, Project
 from ..vectors import encode_rows
 from .upload_file import drop_upload, open_upload, store_upload
 
-__all__ = ["IngestError", "Record", "import_records", "insert_items", "new_job", "parse_upload", "run_job"]
+__all__ = ["IngestError", "Record", "import_ids", "import_records", "insert_items", "new_job", "parse_upload",
+           "run_job"]
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +54,13 @@ def featurize(project: Project, records: Sequence[Record],
     return out
 
 
-def _item(project: Project, seq: int, record: Record, vector: bytes) -> Item:
-    item = Item(project=project, seq=seq, vector=vector, gold=record.gold)
+def _content(project: Project, record: Record) -> tuple[Any, Any, str, Any]:
+    """``(text, data, filename, vector_pairs)`` of a record's item, by the project's item kind."""
     if project.item_kind == Project.Kind.IMAGE:
-        item.data, item.filename = record.raw, record.filename
-    elif project.item_kind == Project.Kind.VECTORS:
-        item.vector_pairs = record.raw
-    else:
-        item.text = record.raw
-    return item
+        return "", record.raw, record.filename, None
+    if project.item_kind == Project.Kind.VECTORS:
+        return "", None, "", record.raw
+    return record.raw, None, "", None
 
 
 def import_records(project: Project, records: Sequence[Record],
@@ -72,6 +71,17 @@ def import_records(project: Project, records: Sequence[Record],
     """
     if not records:
         raise IngestError("nothing to import")
+    ids = import_ids(project, records, progress)
+    by_id = Item.objects.in_bulk([pk for pk, _ in ids])
+    return [by_id[pk] for pk, _ in ids]
+
+
+def import_ids(project: Project, records: Sequence[Record],
+               progress: Callable[[int], None] | None = None) -> list[tuple[int, int]]:
+    """:func:`import_records` returning the new items' ``(id, seq)`` only, in order (the JSON
+    API: no model instance per item, issue 18)."""
+    if not records:
+        raise IngestError("nothing to import")
     return insert_items(project, records, featurize(project, records, progress))
 
 
@@ -80,40 +90,48 @@ COPY_COLUMNS = ("project_id", "seq", "text", "data", "filename", "vector_pairs",
                 "created")
 
 
-def _copy(items: Sequence[Item]) -> None:
-    """PostgreSQL: insert new ``items`` by one ``COPY`` (no per-row SQL, no placeholders to bind)."""
+def _dumped(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _rows(project: Project, first: int, records: Sequence[Record], vectors: Sequence[bytes],
+          as_json: Callable[[Any], Any]) -> Iterator[tuple[Any, ...]]:
+    """The :data:`COPY_COLUMNS` of the new items, JSON columns passed through ``as_json``."""
     now = timezone.now()
+    status = Item.Status.PENDING
+    for i, (record, vector) in enumerate(zip(records, vectors, strict=True)):
+        text, data, filename, pairs = _content(project, record)
+        yield (project.pk, first + i, text, data, filename, as_json(pairs), vector, as_json(record.gold),
+               status, now)
+
+
+def _copy(rows: Iterable[tuple[Any, ...]]) -> None:
+    """PostgreSQL: insert ``rows`` by one ``COPY`` (no per-row SQL, no placeholders to bind)."""
     table = connection.ops.quote_name(Item._meta.db_table)
-
-    def dumped(value: Any) -> str | None:
-        return None if value is None else json.dumps(value)
-
     with connection.cursor() as cursor, cursor.cursor.copy(
             f"COPY {table} ({', '.join(COPY_COLUMNS)}) FROM STDIN") as copy:
-        for it in items:
-            copy.write_row((it.project_id, it.seq, it.text, it.data, it.filename, dumped(it.vector_pairs),
-                            it.vector, dumped(it.gold), Item.Status.PENDING, now))
+        for row in rows:
+            copy.write_row(row)
 
 
-def insert_items(project: Project, records: Sequence[Record], vectors: Sequence[bytes]) -> list[Item]:
+def insert_items(project: Project, records: Sequence[Record],
+                 vectors: Sequence[bytes]) -> list[tuple[int, int]]:
     """Insert featurized ``records`` (``vectors`` from :func:`featurize`) as pending items after
-    the project's last one, in one transaction; the new items (with ids) in order."""
+    the project's last one, in one transaction; the new items' ``(id, seq)`` in order (no model
+    instance per item on PostgreSQL: issue 18)."""
     with transaction.atomic():
         # lock the project row so concurrent imports get consecutive, distinct seq ranges
         Project.objects.select_for_update().filter(pk=project.pk).first()
         last = Item.objects.filter(project=project).aggregate(m=Max("seq"))["m"]
         first = 0 if last is None else last + 1
-        items = [_item(project, first + i, r, v)
-                 for i, (r, v) in enumerate(zip(records, vectors, strict=True))]
         if connection.vendor == "postgresql":
-            _copy(items)  # issue 18: at the database's speed
+            _copy(_rows(project, first, records, vectors, _dumped))  # issue 18: at the database's speed
         else:
-            Item.objects.bulk_create(items, batch_size=500)
-    if items[0].pk is None:  # inserted without RETURNING
-        ids = dict(Item.objects.filter(project=project, seq__gte=first).values_list("seq", "pk"))
-        for item in items:
-            item.pk = ids[item.seq]
-    return items
+            rows = _rows(project, first, records, vectors, lambda value: value)
+            Item.objects.bulk_create((Item(**dict(zip(COPY_COLUMNS, row, strict=True))) for row in rows),
+                                     batch_size=500)
+        return list(Item.objects.filter(project=project, seq__gte=first, seq__lt=first + len(records))
+                    .order_by("seq").values_list("pk", "seq"))
 
 
 def new_job(project: Project, filename: str, chunks: Iterable[bytes], user: Any = None) -> ImportJob:
