@@ -11,7 +11,7 @@ from annotator.labelling import planner
 from annotator.labelling.demo import create_demo
 from annotator.labelling.models import PlannerRun
 
-from .support.browser import log_in, screenshot, wait_until
+from .support.browser import log_in, screenshot, wait_for_htmx_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -63,9 +63,11 @@ def test_console_forms_in_chromium(live_server, chromium_page, size):
     # another algorithm: its fields replace the former ones, errors included
     page.select_option("#algorithm", "kmc")
     page.wait_for_selector("#param-max_basis")
+    wait_for_htmx_idle(page)  # the new select's own hx-get is bound only once the swap settles
     assert page.locator("#learner-form .error").count() == 0
     page.select_option("#algorithm", project.algorithm)
     page.wait_for_selector("#param-max_basis", state="detached")  # kmc's own field: the swap is done
+    wait_for_htmx_idle(page)
     page.fill("#param-delta", "0.5")
     page.click("#learner-form button[type=submit]")
     page.wait_for_selector(".message.success")

@@ -110,6 +110,14 @@ def wait_until(page: Any, expression: str, arg: Any = None, timeout: float = 20.
         page.wait_for_timeout(50)
 
 
+def wait_for_htmx_idle(page: Any) -> None:
+    """Wait until htmx has no request in flight and has settled its last swap. htmx binds the
+    triggers (``hx-get`` on change, ...) of swapped-in content only when it settles, after its
+    settle delay: an event fired on a new element before then is lost."""
+    wait_until(page, """() => !document.querySelector(
+        '.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')""")
+
+
 def screenshot(page: Any, name: str) -> Path:
     """Save a full-page PNG under test-output/ and return its path."""
     OUTPUT.mkdir(exist_ok=True)
