@@ -13,11 +13,9 @@ from annotator.labelling.reviews import decide, request_review
 from annotator.labelling.web import class_buttons
 
 from .support.app import digits_project, member, teach
-from .support.browser import axe_violations, log_in, screenshot, wait_until
+from .support.browser import SIZES, axe_violations, log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 
 
 def reviewed_project() -> Project:

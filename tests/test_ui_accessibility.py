@@ -15,11 +15,9 @@ from annotator.labelling.models import PlannerRun
 from annotator.labelling.pipeline import update_project
 
 from .support.app import member, text_project
-from .support.browser import axe_violations, log_in, screenshot, wait_until
+from .support.browser import SIZES, axe_violations, log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 
 
 @pytest.mark.parametrize("size", list(SIZES))

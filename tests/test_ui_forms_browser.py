@@ -11,11 +11,9 @@ from annotator.labelling import planner
 from annotator.labelling.demo import create_demo
 from annotator.labelling.models import PlannerRun
 
-from .support.browser import log_in, screenshot, wait_for_htmx_idle, wait_until
+from .support.browser import SIZES, log_in, screenshot, wait_for_htmx_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 
 
 def _admin_at(page, live_server, size: str) -> int:

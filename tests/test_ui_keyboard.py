@@ -11,11 +11,10 @@ from annotator.labelling.demo import create_demo
 from annotator.labelling.models import Item, Label
 from annotator.labelling.pipeline import update_project
 
-from .support.browser import log_in, screenshot, wait_until
+from .support.browser import SIZES, log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 #: what the focused element is, as the Tab order assertions read it
 FOCUSED = """() => { const e = document.activeElement;
   return e.id ? '#' + e.id : e.tagName.toLowerCase() + ':' + e.textContent.trim().replace(/\\s+/g, ' '); }"""

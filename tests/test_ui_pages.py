@@ -10,11 +10,9 @@ import pytest
 from annotator.labelling.demo import create_demo
 from annotator.labelling.pipeline import update_project
 
-from .support.browser import log_in, screenshot
+from .support.browser import SIZES, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 
 
 def _pages(pk: int) -> dict[str, str]:

@@ -12,11 +12,9 @@ from annotator.labelling.models import Item, Project
 from annotator.labelling.pipeline import update_project
 
 from .support.app import member, text_project
-from .support.browser import log_in, screenshot, wait_until
+from .support.browser import SIZES, log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 
 
 @pytest.mark.parametrize("size", list(SIZES))

@@ -14,7 +14,7 @@ from annotator.labelling.models import Item, Label, LearnerState, StreamStats
 from annotator.labelling.pipeline import update_project
 from annotator.labelling.vectors import decode
 
-from .support.app import digits_project, leased_item_id, member
+from .support.app import digits_project, leased_item_id, member, queued_digits_project
 from .support.html import parse
 
 pytestmark = pytest.mark.django_db
@@ -23,9 +23,7 @@ HX = {"HTTP_HX_REQUEST": "true"}
 
 @pytest.fixture
 def project():
-    p = digits_project(30, params={"delta": 100.0})  # delta large: nearly every item is queried
-    update_project(p.pk)
-    return p
+    return queued_digits_project()
 
 
 def _label(client, project, values):

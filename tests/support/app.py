@@ -19,6 +19,7 @@ from django.db import connection
 from annotator.labelling.demo import digit_records
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Membership, Project
+from annotator.labelling.pipeline import update_project
 from annotator.labelling.projects import create_project
 
 from .html import parse
@@ -39,6 +40,13 @@ def digits_project(n: int | None = 50, **fields: Any) -> Project:
     project = create_project(**{**defaults, **fields})
     if n:
         import_records(project, digit_records(n, seed=1))
+    return project
+
+
+def queued_digits_project() -> Project:
+    """30 demo digits decided with delta 100, so nearly every item waits in the queue."""
+    project = digits_project(30, params={"delta": 100.0})
+    update_project(project.pk)
     return project
 
 
@@ -68,7 +76,6 @@ def teach(project: Project, user: Any, until_auto: int | None = None) -> None:
     pipeline, no worker), until nothing is pending or ``until_auto`` items were decided alone."""
     from annotator.labelling.annotation import submit_label
     from annotator.labelling.models import Item
-    from annotator.labelling.pipeline import update_project
 
     while True:
         update_project(project.pk)

@@ -92,6 +92,10 @@ def _chromium(monkeypatch: pytest.MonkeyPatch, bypass_csp: bool) -> Iterator[Any
         assert not page.csp_violations, f"CSP violations: {page.csp_violations}"
 
 
+#: the two screen sizes every page is tested at (issue 16): a laptop and a phone, CSS pixels
+SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
+
+
 def wait_until(page: Any, expression: str, arg: Any = None, timeout: float = 20.0) -> Any:
     """Poll the JavaScript function ``expression`` (called with ``arg``) until it returns a truthy
     value, which is returned; TimeoutError after ``timeout`` seconds.
