@@ -90,13 +90,19 @@ def importance_weighted_accuracy(correct: np.ndarray, query_prob: np.ndarray,
     ``Z_i c_i / q_i`` divided by its selection probability); the interval is the
     normal approximation ``value +- 1.96 sd`` clipped to [0, 1].
     """
-    correct = np.asarray(correct, dtype=float)
-    q = np.asarray(query_prob, dtype=float)
-    if correct.shape != q.shape:
-        raise ValueError("correct and query_prob must have the same length")
-    if np.any(q <= 0) or np.any(q > 1):
-        raise ValueError("query probabilities must lie in (0, 1]")
+    correct, q = _weighted_sample(correct, query_prob, "query_prob")
     return iw_estimate(float(np.sum(correct / q)), float(np.sum(correct * (1.0 - q) / q**2)), len(q), n_seen)
+
+
+def _weighted_sample(correct: np.ndarray, prob: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(correct, prob)`` as float arrays of one length, each probability in (0, 1]: the inputs
+    of an inverse-probability-weighted estimate. ValueError naming ``name`` otherwise."""
+    c, p = np.asarray(correct, dtype=float), np.asarray(prob, dtype=float)
+    if c.shape != p.shape:
+        raise ValueError(f"correct and {name} must have the same length")
+    if np.any(p <= 0) or np.any(p > 1):
+        raise ValueError(f"{name} must lie in (0, 1]")
+    return c, p
 
 
 def iw_estimate(s1: float, s2: float, m: int, n_seen: int) -> Estimate:
@@ -159,12 +165,7 @@ def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray) -> Estimate:
     inside [0, 1] and is not empty when every audited label was right (or wrong); there (v = 0)
     ``n_eff`` is Kish's ``(sum w)^2 / sum w^2`` divided by the mean (1 - pi). ``n`` is m.
     """
-    c = np.asarray(correct, dtype=float)
-    p = np.asarray(sample_prob, dtype=float)
-    if c.shape != p.shape:
-        raise ValueError("correct and sample_prob must have the same length")
-    if np.any(p <= 0) or np.any(p > 1):
-        raise ValueError("sampling probabilities must lie in (0, 1]")
+    c, p = _weighted_sample(correct, sample_prob, "sample_prob")
     if len(c) == 0:
         return Estimate(None, None, None, 0)
     w = 1.0 / p
