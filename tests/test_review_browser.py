@@ -13,7 +13,7 @@ from annotator.labelling.reviews import decide, request_review
 from annotator.labelling.web import class_buttons
 
 from .support.app import digits_project, member, teach
-from .support.browser import SIZES, axe_violations, log_in, screenshot, wait_until
+from .support.browser import SIZES, at_size, axe_violations, log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,7 +38,7 @@ def test_a_reviewer_decides_a_disagreement_and_an_audit_with_the_keyboard(live_s
     project = reviewed_project()
     reviewer = member(project, "rita", Membership.Role.REVIEWER)
     page = chromium_page
-    page.set_viewport_size(dict(zip(("width", "height"), SIZES[size], strict=True)))
+    at_size(page, size)
     log_in(page, live_server.url, "rita", "pw")
     page.goto(f"{live_server.url}/projects/{project.pk}/review/")
     page.wait_for_selector("#queue-item[data-ready='1']")
@@ -101,7 +101,7 @@ def test_the_review_page_has_no_serious_axe_violation(live_server, axe_page, siz
     project = reviewed_project()
     member(project, "rita", Membership.Role.REVIEWER)
     page = axe_page
-    page.set_viewport_size(dict(zip(("width", "height"), SIZES[size], strict=True)))
+    at_size(page, size)
     log_in(page, live_server.url, "rita", "pw")
     page.goto(f"{live_server.url}/projects/{project.pk}/review/")
     page.wait_for_selector("#queue-item[data-ready='1']")

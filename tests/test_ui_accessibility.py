@@ -15,7 +15,7 @@ from annotator.labelling.models import PlannerRun
 from annotator.labelling.pipeline import update_project
 
 from .support.app import member, text_project
-from .support.browser import SIZES, axe_violations, log_in, screenshot, wait_until
+from .support.browser import SIZES, at_size, axe_violations, log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,8 +32,7 @@ def test_no_serious_or_critical_axe_violation_on_any_page(live_server, axe_page,
     empty = text_project([], name="empty")
     member(empty, "admin")
     page = axe_page
-    width, height = SIZES[size]
-    page.set_viewport_size({"width": width, "height": height})
+    at_size(page, size)
     found = {}
     page.goto(f"{live_server.url}/accounts/login/")
     found["login"] = axe_violations(page)
@@ -119,8 +118,7 @@ def test_tab_reaches_every_control_of_every_page(live_server, chromium_page, siz
     project, _ = create_demo(40)
     update_project(project.pk)
     page = chromium_page
-    width, height = SIZES[size]
-    page.set_viewport_size({"width": width, "height": height})
+    at_size(page, size)
     page.goto(f"{live_server.url}/accounts/login/")
     pages = {"login": None}
     pk = project.pk

@@ -11,15 +11,14 @@ from annotator.labelling import planner
 from annotator.labelling.demo import create_demo
 from annotator.labelling.models import PlannerRun
 
-from .support.browser import SIZES, log_in, screenshot, wait_for_htmx_idle, wait_until
+from .support.browser import SIZES, at_size, log_in, screenshot, wait_for_htmx_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _admin_at(page, live_server, size: str) -> int:
     """Size the page's screen, log the demo admin in; the screen's width."""
-    width, height = SIZES[size]
-    page.set_viewport_size({"width": width, "height": height})
+    width = at_size(page, size)
     log_in(page, live_server.url, "admin", "admin-demo")
     return width
 

@@ -11,7 +11,7 @@ from annotator.labelling.demo import create_demo
 from annotator.labelling.models import Item, Label
 from annotator.labelling.pipeline import update_project
 
-from .support.browser import SIZES, log_in, screenshot, wait_until
+from .support.browser import SIZES, at_size, log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,8 +32,7 @@ def test_label_undo_and_change_a_recent_label_with_the_keyboard_alone(live_serve
     project, _ = create_demo(40)
     update_project(project.pk)
     page = chromium_page
-    width, height = SIZES[size]
-    page.set_viewport_size({"width": width, "height": height})
+    width = at_size(page, size)
     log_in(page, live_server.url, "annotator", "annotator-demo")
     page.goto(f"{live_server.url}/projects/{project.pk}/")
     page.wait_for_selector("#queue-item[data-ready='1']")

@@ -10,7 +10,7 @@ import pytest
 from annotator.labelling.demo import create_demo
 from annotator.labelling.pipeline import update_project
 
-from .support.browser import SIZES, log_in, screenshot
+from .support.browser import SIZES, at_size, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -40,8 +40,7 @@ def test_every_page_is_styled_and_fits_the_screen(live_server, chromium_page, si
     project, _ = create_demo(30)
     update_project(project.pk)  # queue the first items (no worker in this test)
     page = chromium_page
-    width, height = SIZES[size]
-    page.set_viewport_size({"width": width, "height": height})
+    width = at_size(page, size)
     page.goto(f"{live_server.url}/accounts/login/")
     _check_layout(page, width)
     screenshot(page, f"pages/login-{size}")
@@ -82,8 +81,7 @@ def test_dashboard_charts_use_the_width_and_draw_the_interval_as_a_band(live_ser
         submit_label(project, item.pk, admin, item.gold)
         update_project(project.pk)
     page = chromium_page
-    width, height = SIZES[size]
-    page.set_viewport_size({"width": width, "height": height})
+    width = at_size(page, size)
     log_in(page, live_server.url, "admin", "admin-demo")
     page.goto(f"{live_server.url}/projects/{project.pk}/dashboard")
     page.wait_for_selector("#chart-accuracy svg polygon.band")
@@ -101,8 +99,7 @@ def test_dashboard_charts_use_the_width_and_draw_the_interval_as_a_band(live_ser
 def test_error_pages_keep_the_layout_and_lead_back(live_server, chromium_page, size):
     project, _ = create_demo(5)
     page = chromium_page
-    width, height = SIZES[size]
-    page.set_viewport_size({"width": width, "height": height})
+    width = at_size(page, size)
     log_in(page, live_server.url, "annotator", "annotator-demo")
     for name, path in (("403", f"/projects/{project.pk}/console"), ("404", "/projects/999999/")):
         page.goto(live_server.url + path)

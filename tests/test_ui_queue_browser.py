@@ -12,7 +12,7 @@ from annotator.labelling.models import Item, Project
 from annotator.labelling.pipeline import update_project
 
 from .support.app import member, text_project
-from .support.browser import SIZES, log_in, screenshot, wait_until
+from .support.browser import SIZES, at_size, log_in, screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -22,7 +22,7 @@ def test_a_key_press_shows_saving_then_saved(live_server, chromium_page, size):
     project, _ = create_demo(30)
     update_project(project.pk)
     page = chromium_page
-    page.set_viewport_size(dict(zip(("width", "height"), SIZES[size], strict=True)))
+    at_size(page, size)
     log_in(page, live_server.url, "annotator", "annotator-demo")
     page.goto(f"{live_server.url}/projects/{project.pk}/")
     page.wait_for_selector("#queue-item[data-ready='1']")
@@ -64,8 +64,7 @@ def test_empty_states_and_vectors_look_right(live_server, chromium_page, size):
     for p in (empty, paused, catching_up, vectors):
         member(p, "ann")
     page = chromium_page
-    width, height = SIZES[size]
-    page.set_viewport_size({"width": width, "height": height})
+    width = at_size(page, size)
     log_in(page, live_server.url, "ann", "pw")
     for p, state, heading in [(empty, "empty", "Nothing uploaded yet"),
                               (paused, "paused", "The stream is paused"),

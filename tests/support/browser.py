@@ -96,6 +96,13 @@ def _chromium(monkeypatch: pytest.MonkeyPatch, bypass_csp: bool) -> Iterator[Any
 SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 
 
+def at_size(page: Any, size: str) -> int:
+    """Give ``page`` the screen ``SIZES[size]``; its width in CSS pixels."""
+    width, height = SIZES[size]
+    page.set_viewport_size({"width": width, "height": height})
+    return width
+
+
 def wait_until(page: Any, expression: str, arg: Any = None, timeout: float = 20.0) -> Any:
     """Poll the JavaScript function ``expression`` (called with ``arg``) until it returns a truthy
     value, which is returned; TimeoutError after ``timeout`` seconds.
