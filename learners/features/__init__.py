@@ -7,7 +7,9 @@ One module per kind (docs/architecture.md, ``learners/``):
 * ``text``: ``hashed-ngrams`` (:mod:`.text`): str (or UTF-8 bytes) -> hashed word unigrams +
   bigrams, sublinear counts, L2-normalised; ``minilm`` (:mod:`.embedding`): the 384-d
   all-MiniLM-L6-v2 sentence embedding (weights from an installed package, run in numpy).
-* ``url`` (:mod:`.url`): str -> hashed lexical tokens plus character counts, L2-normalised.
+* ``url``: ``url-ngrams`` (:mod:`.url_ngrams`): str -> hashed character 2- to 5-grams of the
+  whole URL, L2-normalised; ``url-lexical`` (:mod:`.url`): hashed lexical tokens plus character
+  counts, L2-normalised.
 * ``vectors`` (:mod:`.vectors`): ``[[index, value], ...]`` or ``{index: value}`` -> the vector.
 
 Usage::
@@ -44,6 +46,7 @@ _FEATURIZERS = {
     "deskew-hog": ("image", ".image_hog"),
     "hashed-ngrams": ("text", ".text"),
     "minilm": ("text", ".embedding"),
+    "url-ngrams": ("url", ".url_ngrams"),
     "url-lexical": ("url", ".url"),
     "vectors": ("vectors", ".vectors"),
 }
@@ -51,7 +54,7 @@ KINDS = ("image", "text", "url", "vectors")
 #: what a config without ``name`` means: the one featurizer each kind had before names existed.
 ORIGINAL = {"image": "pixels", "text": "hashed-ngrams", "url": "url-lexical", "vectors": "vectors"}
 #: a new project's featurizer of each kind: the best measured one (benchmarks/FEATURIZERS.md).
-DEFAULT = {**ORIGINAL, "image": "deskew-hog", "text": "minilm"}
+DEFAULT = {**ORIGINAL, "image": "deskew-hog", "text": "minilm", "url": "url-ngrams"}
 
 
 #: items/s of each featurizer as benchmarks/featurizers.py measured them (it writes this file)
