@@ -43,9 +43,9 @@ import scipy.sparse as sp
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.label_efficiency import RIVER_LR, SEED, featurized, river_once
+from benchmarks.label_efficiency import RIVER_LR, SEED, featurized, river_once, river_rows
 from benchmarks.raw_streams import prepare
-from learners.evaluation.engine import Setting, Task, make_task, run_once
+from learners.evaluation.engine import Setting, Task, make_task, permuted, run_once
 from learners.evaluation.raw import read_records
 from learners.features import default_config, embedding, make_featurizer
 from learners.registry import validate_params
@@ -109,7 +109,8 @@ def run(job: tuple[str, str, str, float, int]) -> tuple[tuple, float, float]:
     name, label, algo, ratio, r = job
     X, task = _DATA[(name, label)]
     if algo.startswith("river:"):
-        out = river_once(X, task, ratio, float(algo.split(":")[1]), r)
+        Xp, yp = permuted(X, task, SEED, r)
+        out = river_once(river_rows(Xp), yp, task, ratio, float(algo.split(":")[1]), r)
     elif ratio >= 1.0:
         out = run_once(Setting(algo, validate_params(algo, {"query": "all"})), X, task, SEED, r)
     else:
