@@ -183,6 +183,7 @@ def test_a_label_given_during_a_chunk_stops_it_and_commits_with_it(monkeypatch):
     monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 20)
     monkeypatch.setattr(pipeline, "AFTER_LABELS", 4)
     monkeypatch.setattr(pipeline, "CHUNK_SECONDS", 1e6)
+    monkeypatch.setattr(pipeline, "STEP_SECONDS", 0)  # steps of AFTER_LABELS here, never by the clock
     project = digits_project(60, look_ahead=1000, params={"query": "random", "p": 0.5})
     user = member(project, "ann")
     calls = []
@@ -211,3 +212,31 @@ def test_a_label_given_during_a_chunk_stops_it_and_commits_with_it(monkeypatch):
     versions = list(Item.objects.filter(project=project).order_by("seq")
                     .values_list("model_version", flat=True))
     assert versions == [0] * 12 + [1] * 48
+
+
+@pytest.mark.django_db
+def test_the_steps_of_a_chunk_grow_to_the_step_seconds(monkeypatch):
+    """Within a chunk, the first step decides AFTER_LABELS items and the next ones as many as take
+    STEP_SECONDS at the rate of the step before (up to the stream's BATCH and the chunk's rest): few
+    statements per decision on a long backlog (issue 18), a look for a waiting label between steps."""
+    from annotator.labelling import pipeline, stream
+
+    monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 50)
+    monkeypatch.setattr(pipeline, "AFTER_LABELS", 4)
+    monkeypatch.setattr(pipeline, "CHUNK_SECONDS", 1e6)
+    monkeypatch.setattr(stream, "BATCH", 30)
+    project = digits_project(60, look_ahead=1000, params={"query": "random", "p": 0.5})
+    calls: list[int] = []
+    advance = stream.advance
+
+    def record(lk, counts, limit):
+        calls.append(limit)
+        return advance(lk, counts, limit)
+
+    monkeypatch.setattr(stream, "advance", record)
+    monkeypatch.setattr(pipeline, "STEP_SECONDS", 1e6)  # any measured rate asks for a whole BATCH
+    update_project(project.pk)
+    # chunk 1: AFTER_LABELS items; chunk 2 (50): 4, the BATCH, the chunk's rest; chunk 3: 4, then a
+    # BATCH that finds the 2 items left
+    assert calls == [4, 4, 30, 16, 4, 30], calls
+    assert Item.objects.filter(project=project, status="pending").count() == 0
