@@ -26,7 +26,8 @@ import logging
 import time
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 
 import learners
 
@@ -150,12 +151,28 @@ def update_project(project_id: int) -> Outcome | None:
         limit = max(AFTER_LABELS, min(DECIDE_CHUNK, int(rate * CHUNK_SECONDS)))
 
 
+def async_commit() -> None:
+    """PostgreSQL, ``DECIDE_ASYNC_COMMIT`` on: the current (outermost) transaction's commit returns before
+    its WAL is on disk (``SET LOCAL synchronous_commit = off``; a chunk's commit waited for an
+    fsync, 10-40 ms on the loaded machine, issue 18). A crash can lose the last such commits
+    (at most 3 x ``wal_writer_delay``), each whole: its decisions together with the learner
+    state, RNG and counters saved in the same transaction, so the next run decides the same
+    items again from the state before them; any transaction that saw them and committed
+    synchronously (a label on a queued item) flushed them first. docs/operations.md."""
+    if settings.DECIDE_ASYNC_COMMIT and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
+
+
 def _run_once(project_id: int, limit: int) -> tuple[Outcome, float, bool] | None:
     """Steps 0-4 in one transaction, deciding at most ``limit`` items (:data:`AFTER_LABELS`
     when it applied labels); the outcome, the seconds step 3 took and whether more may be left
     to decide. Labels given while it decided (:func:`_decide` stops for them) are applied before
     the commit, so their model version commits with the chunk."""
+    outermost = not connection.in_atomic_block
     with transaction.atomic():
+        if outermost:  # SET LOCAL would last to the end of a caller's transaction
+            async_commit()
         try:
             lk = locked(project_id)
         except LearnerState.DoesNotExist:

@@ -8,7 +8,7 @@ from django.db import migrations, models
 #: version of every row of a page must fit in the page beside the old one for the update to stay
 #: heap-only (HOT; the old versions are pruned once the transaction is past). New pages only:
 #: existing rows keep their pages. See docs/operations.md ("Table design").
-ITEM_FILLFACTOR = 50
+ITEM_FILLFACTOR = 45
 
 
 def set_fillfactor(apps, schema_editor):
