@@ -15,7 +15,7 @@ Environment variables (all optional for local development):
   process (the same code path as with Redis), and messages are plain files that survive a
   restart of either process. It suits one machine; use Redis or RabbitMQ for several hosts.
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
-* ``CELERY_HEAVY_QUEUE``: queue of imports and planner runs (default ``<queue>-heavy``).
+* ``CELERY_HEAVY_QUEUE``: queue of imports, planner runs and cost views (default ``<queue>-heavy``).
 * ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
 * ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
@@ -226,7 +226,7 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotat
 CELERY_HEAVY_QUEUE = os.environ.get("CELERY_HEAVY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-heavy")
 CELERY_TASK_QUEUES = [Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(CELERY_HEAVY_QUEUE)]
 CELERY_TASK_ROUTES = {f"annotator.labelling.tasks.{name}": {"queue": CELERY_HEAVY_QUEUE}
-                      for name in ("import_upload", "run_planner")}
+                      for name in ("import_upload", "run_planner", "compute_cost_view")}
 # Keep the worker's database connection between tasks (Celery otherwise closes it after every
 # task); annotator/celery.py closes it like Django does between requests: when broken or older
 # than CONN_MAX_AGE.

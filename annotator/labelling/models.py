@@ -618,6 +618,25 @@ class StreamStats(models.Model):
                                     "predicted class ({str(class): count})")
 
 
+class CostView(models.Model):
+    """A project's cost-per-accuracy view (:mod:`.baseline`, docs/cost.md), computed by a worker
+    (``tasks.compute_cost_view``) and stored here, so no request replays the baseline (issue 18).
+
+    ``fingerprint``: of the inputs it was computed from (:func:`.baseline.inputs_fingerprint`:
+    the project's algorithm, parameters, classes and the number of gold rows); ``view``: the
+    result (None: too few usable rows). ``requested`` / ``requested_at``: the fingerprint a
+    worker was last asked to compute, and when (a lost message is asked again after a while).
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, primary_key=True,
+                                   related_name="cost_view")
+    fingerprint = models.CharField(max_length=40, blank=True, default="")
+    view = models.JSONField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    requested = models.CharField(max_length=40, blank=True, default="")
+    requested_at = models.DateTimeField(null=True, blank=True)
+
+
 class Review(models.Model):
     """An item in the review queue (docs/teams.md, "Review"): a disagreement between annotators or
     an audit of an auto-decision. Reviewers lease one at a time like annotators lease items; the
