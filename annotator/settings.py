@@ -18,6 +18,8 @@ Environment variables (all optional for local development):
 * ``CELERY_HEAVY_QUEUE``: queue of imports, planner runs and cost views (default ``<queue>-heavy``).
 * ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
 * ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
+* ``DASHBOARD_LABEL_WINDOW``: the dashboard's per-annotator figures, agreement and quality cover
+  the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
 * ``MAX_UPLOAD_BYTES``: largest accepted upload file (default 2 GB; uploads are streamed).
@@ -271,6 +273,10 @@ PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
 #: The dashboard's random-querying baseline (labelling/baseline.py, docs/cost.md) replays at most
 #: this many items with a gold class, 3 times, cached until they grow by a tenth.
 BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
+#: The dashboard's per-annotator figures, agreement and quality read the project's newest labels,
+#: this many (labelling/agreement.py ``recent_labels``), so a poll costs the same however many
+#: labels the stream has had (issue 18).
+DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 5000)))
 
 
 

@@ -358,7 +358,9 @@ class Label(models.Model):
         ordering = ["id"]
         indexes = [models.Index(fields=["project", "applied_version"]),
                    # the look-ahead counts who labelled in the last lease period, on every pipeline run
-                   models.Index(fields=["project", "created"])]
+                   models.Index(fields=["project", "created"]),
+                   # the dashboard's fingerprint: the newest undo, not a scan of the labels (issue 18)
+                   models.Index(fields=["project", "undone_at"])]
 
     def __str__(self) -> str:
         return f"{self.item} = {self.value!r}"
