@@ -21,6 +21,7 @@ from learners.features import (
     FeatureError,
     Featurizer,
     default_config,
+    featurizer_names,
     make_featurizer,
 )
 from learners.features.url import COUNT_NAMES, is_ip_literal, split_url, url_tokens
@@ -101,6 +102,8 @@ def test_batch_error_names_position_of_first_bad_item(kind):
     ({"kind": "text", "n_features": 2.5}, "n_features must be an integer"),
     ({"kind": "text", "lowercase": "perhaps"}, "lowercase must be true or false"),
     ({"kind": "url", "n_features": 4}, "n_features must be an integer >= 32"),
+    ({"kind": "url", "name": "url-ngrams", "ngram_min": 4, "ngram_max": 3}, "ngram_min (4) must be at most"),
+    ({"kind": "url", "name": "url-ngrams", "ngram_max": 9}, "ngram_max must be an integer >= 1 and <= 8"),
     ({"kind": "vectors", "n_features": -1}, "n_features must be"),
     ({"kind": "text", "version": 99}, "version 99"),
 ])
@@ -210,34 +213,66 @@ def test_url_counts_columns():
     assert np.linalg.norm(row) == pytest.approx(1.0)
 
 
-def test_url_bad_items():
-    f = make_featurizer(default_config("url"))
+@pytest.mark.parametrize("name", featurizer_names("url"))
+def test_url_bad_items(name):
+    f = make_featurizer(default_config("url", name))
     for bad, needle in [("", "URL is empty"), (" \t\n", "URL is empty"),
                         (b"http://\xc3(", "URL is not valid UTF-8 at byte 7"), (None, "got NoneType")]:
         with pytest.raises(FeatureError, match=needle.replace("(", r"\(")):
             f.transform_one(bad)
 
 
+@pytest.mark.parametrize("name", featurizer_names("url"))
 @settings(max_examples=300, deadline=None)
 @given(st.text(min_size=1, max_size=200).filter(lambda s: s.strip()))
-def test_url_never_crashes_on_arbitrary_strings(s):
-    row = make_featurizer({"kind": "url", "n_features": 256}).transform_one(s)
+def test_url_never_crashes_on_arbitrary_strings(name, s):
+    row = make_featurizer({"kind": "url", "name": name, "n_features": 256}).transform_one(s)
     assert_csr(row, (1, 256))
     assert sp.linalg.norm(row) == pytest.approx(1.0)
 
 
 @pytest.mark.datasets
-def test_url_on_real_urls_is_sparse_deterministic_and_informative():
+@pytest.mark.parametrize("name,fewest,most", [("url-lexical", len(COUNT_NAMES) - 1, 300),
+                                              ("url-ngrams", 10, 2000)])
+def test_url_on_real_urls_is_sparse_deterministic_and_informative(name, fewest, most):
     urls, types = raw_data.urls(4000)
-    f = make_featurizer(default_config("url"))
+    f = make_featurizer(default_config("url", name))
     X = f.transform(urls)
     assert_csr(X, (4000, 2**18))
-    assert X.getnnz(axis=1).min() >= len(COUNT_NAMES) - 1 and X.getnnz(axis=1).max() < 300
+    assert X.getnnz(axis=1).min() >= fewest and X.getnnz(axis=1).max() < most
     np.testing.assert_allclose(sp.linalg.norm(X, axis=1), 1.0)
     assert same(X[:50], make_featurizer(f.config()).transform(urls[:50]))
     y = ["benign" if t == "benign" else "malicious" for t in types]
     majority = max(y[3000:].count("benign"), y[3000:].count("malicious")) / 1000
     assert accuracy_after_training("paa-i", X, y, 3000, ["benign", "malicious"]) > majority + 0.1
+
+
+def test_url_ngrams_are_the_framed_urls_character_ngrams_with_unit_norm():
+    f = make_featurizer({"kind": "url", "name": "url-ngrams", "ngram_min": 2, "ngram_max": 3})
+    assert f.n_features == 2**18 and "intercept" not in default_config("url", "url-lexical")
+    row = f.transform_one("  A.b ")  # stripped, lowercased, framed: ^a.b$
+    # 2-grams ^a a. .b b$, 3-grams ^a. a.b .b$: seven distinct n-grams, one count each
+    assert row.nnz == 7
+    np.testing.assert_allclose(row.data, 1 / math.sqrt(7))
+    assert same(row, f.transform_one("a.b")) and same(row, f.transform_one(b"A.B"))
+    repeated = f.transform_one("aaa")  # ^a aa aa a$ ^aa aaa aa$: "aa" twice
+    np.testing.assert_allclose(np.sort(repeated.data), np.sort(np.array([1, 2, 1, 1, 1, 1]) / math.sqrt(9)))
+    cased = make_featurizer({"kind": "url", "name": "url-ngrams", "lowercase": False})
+    assert not same(cased.transform_one("A.b"), cased.transform_one("a.b"))
+    # the frame marks the ends: "ab" at the start of a URL is not "ab" inside it
+    start, inside = f.transform_one("ab.c"), f.transform_one("c.ab.c")
+    assert set(start.indices) - set(inside.indices)
+
+
+def test_url_ngrams_is_a_new_projects_url_featurizer_and_takes_an_intercept_column():
+    config = default_config("url")
+    assert config["name"] == "url-ngrams" and config["intercept"] == 0.0
+    assert make_featurizer(config).n_features == 2**18
+    f = make_featurizer({**config, "intercept": 0.5})
+    X = f.transform(["example.com/a", "http://10.0.0.1/login.php"])
+    assert f.n_features == 2**18 + 1
+    np.testing.assert_allclose(X[:, -1].toarray().ravel(), 0.5)
+    np.testing.assert_allclose(sp.linalg.norm(X[:, :-1], axis=1), 1.0)
 
 
 # ----------------------------------------------------------------------------- image

@@ -143,7 +143,8 @@ def test_bad_items_are_feature_errors(raw, needle):
 
 
 @pytest.mark.parametrize("config,needle", [
-    ({"kind": "text", "name": "bert"}, "unknown text featurizer 'bert'; valid: hashed-ngrams, minilm"),
+    ({"kind": "text", "name": "bert"},
+     "unknown text featurizer 'bert'; valid: hashed-ngrams, minilm, minilm-ngrams"),
     ({"kind": "text", "name": "minilm", "max_tokens": 4}, "max_tokens must be an integer >= 8"),
     ({"kind": "text", "name": "minilm", "n_features": 10}, "unknown option(s) ['n_features']"),
     ({"kind": "text", "name": "minilm", "version": 2}, "version 2"),
@@ -161,7 +162,7 @@ def test_another_model_package_version_is_refused(monkeypatch):
 
 
 def test_registry_names_defaults_and_legacy_configs():
-    assert featurizer_names("text") == ["hashed-ngrams", "minilm"]
+    assert featurizer_names("text") == ["hashed-ngrams", "minilm", "minilm-ngrams"]
     assert DEFAULT["text"] == "minilm" and default_config("text")["name"] == "minilm"
     # a config stored before featurizers had names keeps its featurizer
     assert make_featurizer({"kind": "text"}).name == "hashed-ngrams"
@@ -171,9 +172,12 @@ def test_registry_names_defaults_and_legacy_configs():
 
 
 @pytest.mark.datasets
-def test_exported_model_predicts_raw_texts_in_a_process_without_django_or_network(tmp_path):
+@pytest.mark.parametrize("name", ["minilm", "minilm-ngrams"])
+def test_exported_model_predicts_raw_texts_in_a_process_without_django_or_network(tmp_path, name):
+    """Both embedding featurizers (``minilm-ngrams``: learners/features/text_hybrid.py), as a new
+    project configures them."""
     texts, labels = raw_data.sms(600)
-    f = make_featurizer(default_config("text"))
+    f = make_featurizer(default_config("text", name))
     lrn = learners.make("paa-i", n_features=f.n_features, classes=["ham", "spam"])
     X = f.transform(texts[:500])
     for i, y in enumerate(labels[:500]):

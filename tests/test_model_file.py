@@ -193,3 +193,23 @@ def test_loading_and_predicting_needs_no_django(tmp_path):
             "assert m.predict([[[0, 1.0]]]) == ['yes']\n"
             "assert not any(n == 'django' or n.startswith('django.') for n in sys.modules)\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
+
+
+@pytest.mark.datasets
+def test_url_model_with_the_default_featurizer_predicts_raw_urls_without_django(tmp_path):
+    urls, types = raw_data.urls(1500)
+    labels = ["benign" if t == "benign" else "malicious" for t in types]
+    f = make_featurizer(default_config("url"))  # url-ngrams, a new project's
+    lrn = stream("soal", f, urls[:1000], labels[:1000], ["benign", "malicious"])
+    expected = lrn.predict(f.transform(urls[1000:])).tolist()
+    assert set(expected) == {"benign", "malicious"}
+    learners.save_model(tmp_path / "urls.npz", lrn, f, {})
+    (tmp_path / "held_out.json").write_text(json.dumps(urls[1000:]))
+    code = ("import json, sys, learners\n"
+            f"m = learners.load_model({str(tmp_path / 'urls.npz')!r})\n"
+            f"urls = json.loads(open({str(tmp_path / 'held_out.json')!r}).read())\n"
+            "print(json.dumps(m.predict(urls)))\n"
+            "assert not any(n == 'django' or n.startswith('django.') for n in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         cwd=Path(__file__).parent.parent)
+    assert json.loads(out.stdout) == expected

@@ -54,13 +54,6 @@ class Trace:
     knob: float | None = None
 
 
-def _row(X: sp.csr_matrix, i: int) -> sp.csr_matrix:
-    """Row i of X as a (1, d) CSR matrix sharing X's buffers (cheaper than ``X[i]``)."""
-    a, b = X.indptr[i], X.indptr[i + 1]
-    return sp.csr_matrix((X.data[a:b], X.indices[a:b], np.array([0, b - a], dtype=X.indptr.dtype)),
-                         shape=(1, X.shape[1]), copy=False)
-
-
 def _rows(X: sp.csr_matrix, i: int, j: int) -> sp.csr_matrix:
     """Rows i..j-1 of X as CSR sharing X's buffers."""
     a, b = X.indptr[i], X.indptr[j]
@@ -104,22 +97,29 @@ def replay_per_item(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.r
     learner's query probabilities (budget mode, ``docs/budget.md``).
     """
     n = X.shape[0]
+    if X.shape[1] != learner.n_features:
+        raise ValueError(f"X has {X.shape[1]} features, the learner {learner.n_features}")
     pred = np.empty(n, dtype=np.int64)
     qp = np.empty(n)
     queried = np.zeros(n, dtype=bool)
     code_of = {c: k for k, c in enumerate(learner.classes)}
-    classes = learner.classes
+    # the rows as decide(), learn() and observe() would convert them (learners.base.sparse_row),
+    # sliced from X's buffers: building a CSR matrix per item was half of the loop's time
+    indices = X.indices.astype(np.int32, copy=False)
+    data = X.data.astype(np.float64, copy=False)
+    indptr = X.indptr
     t0 = time.perf_counter()
     for i in range(n):
-        x = _row(X, i)
-        d = learner.decide(x, rng, budget)
+        a, b = indptr[i], indptr[i + 1]
+        idx, vals = indices[a:b], data[a:b]
+        d = learner.decide_row(idx, vals, rng, budget)
         pred[i] = code_of[d.prediction]
         qp[i] = d.query_prob
         if d.queried:
             queried[i] = True
-            learner.learn(x, classes[y[i]])
+            learner.learn_row(idx, vals, int(y[i]))
         else:
-            learner.observe(x)
+            learner.observe_row(idx, vals)
     return Trace(pred, qp, queried, time.perf_counter() - t0, None if budget is None else budget.value)
 
 
@@ -268,24 +268,39 @@ def run_seeds(seed: int, run: int) -> tuple[np.random.Generator, np.random.Gener
     return np.random.default_rng([seed, run, 0]), np.random.default_rng([seed, run, 1])
 
 
-def run_once(setting: Setting, X: sp.csr_matrix, task: Task, seed: int, run: int,
-             fast: bool = True) -> dict[str, float]:
-    """One run: permute, replay, and return the metrics of the stream (plus seconds)."""
-    perm_rng, rng = run_seeds(seed, run)
-    perm = perm_rng.permutation(X.shape[0])
-    Xp = X[perm]
-    yp = task.codes[perm]
-    learner = make(setting.algo, n_features=X.shape[1], classes=list(task.classes), **setting.params)
+def permuted(X: sp.csr_matrix, task: Task, seed: int, run: int,
+             limit: int | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The stream of run ``run``: the rows of X and their class codes in the run's permutation,
+    only the first ``limit`` of them when given (the first items of the same stream)."""
+    perm_rng, _ = run_seeds(seed, run)
+    perm = perm_rng.permutation(X.shape[0])[:limit]
+    return X[perm], task.codes[perm]
+
+
+def replay_permuted(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: Task, seed: int, run: int,
+                    fast: bool = True) -> dict[str, float]:
+    """Replay ``setting`` on the stream of run ``run`` (:func:`permuted`) with the run's decision
+    uniforms and return the metrics of the stream (plus seconds). Several settings can share one
+    permuted stream."""
+    _, rng = run_seeds(seed, run)
+    learner = make(setting.algo, n_features=Xp.shape[1], classes=list(task.classes), **setting.params)
     budget = None
     if setting.budget is not None:
         budget = BudgetController.for_learner(setting.budget, learner)
     trace = replay(learner, Xp, yp, rng, budget=budget, fast=fast)
     out = stream_metrics(yp, trace.pred, trace.queried, task.binary)
     out["seconds"] = trace.seconds
-    out["items_per_second"] = X.shape[0] / trace.seconds if trace.seconds > 0 else float("inf")
+    out["items_per_second"] = Xp.shape[0] / trace.seconds if trace.seconds > 0 else float("inf")
     if trace.knob is not None:
         out["final_knob"] = trace.knob
     return out
+
+
+def run_once(setting: Setting, X: sp.csr_matrix, task: Task, seed: int, run: int,
+             fast: bool = True) -> dict[str, float]:
+    """One run: permute, replay, and return the metrics of the stream (plus seconds)."""
+    Xp, yp = permuted(X, task, seed, run)
+    return replay_permuted(setting, Xp, yp, task, seed, run, fast)
 
 
 def summarise(per_run: Sequence[dict[str, float]]) -> tuple[dict[str, float], dict[str, float]]:

@@ -6,8 +6,12 @@ One module per kind (docs/architecture.md, ``learners/``):
   ``deskew-hog`` (:mod:`.image_hog`): deskewed histograms of oriented gradients (scikit-image).
 * ``text``: ``hashed-ngrams`` (:mod:`.text`): str (or UTF-8 bytes) -> hashed word unigrams +
   bigrams, sublinear counts, L2-normalised; ``minilm`` (:mod:`.embedding`): the 384-d
-  all-MiniLM-L6-v2 sentence embedding (weights from an installed package, run in numpy).
-* ``url`` (:mod:`.url`): str -> hashed lexical tokens plus character counts, L2-normalised.
+  all-MiniLM-L6-v2 sentence embedding (weights from an installed package, run in numpy);
+  ``minilm-ngrams`` (:mod:`.text_hybrid`): that embedding beside hashed character and word
+  n-grams.
+* ``url``: ``url-ngrams`` (:mod:`.url_ngrams`): str -> hashed character 2- to 5-grams of the
+  whole URL, L2-normalised; ``url-lexical`` (:mod:`.url`): hashed lexical tokens plus character
+  counts, L2-normalised.
 * ``vectors`` (:mod:`.vectors`): ``[[index, value], ...]`` or ``{index: value}`` -> the vector.
 
 Usage::
@@ -44,6 +48,8 @@ _FEATURIZERS = {
     "deskew-hog": ("image", ".image_hog"),
     "hashed-ngrams": ("text", ".text"),
     "minilm": ("text", ".embedding"),
+    "minilm-ngrams": ("text", ".text_hybrid"),
+    "url-ngrams": ("url", ".url_ngrams"),
     "url-lexical": ("url", ".url"),
     "vectors": ("vectors", ".vectors"),
 }
@@ -51,7 +57,7 @@ KINDS = ("image", "text", "url", "vectors")
 #: what a config without ``name`` means: the one featurizer each kind had before names existed.
 ORIGINAL = {"image": "pixels", "text": "hashed-ngrams", "url": "url-lexical", "vectors": "vectors"}
 #: a new project's featurizer of each kind: the best measured one (benchmarks/FEATURIZERS.md).
-DEFAULT = {**ORIGINAL, "image": "deskew-hog", "text": "minilm"}
+DEFAULT = {**ORIGINAL, "image": "deskew-hog", "text": "minilm", "url": "url-ngrams"}
 
 
 #: items/s of each featurizer as benchmarks/featurizers.py measured them (it writes this file)

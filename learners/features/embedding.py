@@ -207,6 +207,11 @@ class MiniLM:
         return out
 
 
+#: the ``max_tokens`` option of the featurizers that embed with :func:`encoder`
+MAX_TOKENS = Param("max_tokens", 128, int, "WordPiece tokens kept per text, [CLS] and [SEP] included "
+                   "(the model was trained on 128; longer texts are cut)", low=8, high=256)
+
+
 @functools.lru_cache(maxsize=1)
 def encoder() -> MiniLM:
     """The process-wide encoder (weights read once, about 90 MB)."""
@@ -219,11 +224,7 @@ class MiniLMFeaturizer(BaseFeaturizer):
     kind = "text"
     name = "minilm"
     version = 1
-    options = (
-        Param("max_tokens", 128, int, "WordPiece tokens kept per text, [CLS] and [SEP] included "
-              "(the model was trained on 128; longer texts are cut)", low=8, high=256),
-        INTERCEPT,
-    )
+    options = (MAX_TOKENS, INTERCEPT)
     new_project: ClassVar[dict[str, Any]] = {"intercept": NEW_PROJECT_INTERCEPT}
 
     def __init__(self, **options: Any) -> None:

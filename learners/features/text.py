@@ -54,19 +54,30 @@ class TextFeaturizer(BaseFeaturizer):
         config = self.config()
         self.n_features = config["n_features"]
         self.lowercase: bool = config["lowercase"]
-        self._vectorizer = HashingVectorizer(
-            n_features=self.n_features, ngram_range=(1, 2), token_pattern=TOKEN_PATTERN,
-            lowercase=self.lowercase, alternate_sign=False, norm=None, dtype=np.float64)
+        self._vectorizer = word_vectorizer(self.n_features, self.lowercase)
 
     def _parse(self, raw: Any) -> str:
         return decode_utf8(raw, "text")
 
     def _rows(self, parsed: Sequence[str]) -> sp.csr_matrix:
-        X = self._vectorizer.transform(parsed).tocsr()
-        X.sum_duplicates()
-        np.log(X.data, out=X.data)  # counts are >= 1 (no alternating signs): 1 + log(tf) >= 1
-        X.data += 1.0
-        return normalize(X, norm="l2", copy=False)
+        return sublinear_l2(self._vectorizer, parsed)
+
+
+def word_vectorizer(n_features: int, lowercase: bool = True) -> HashingVectorizer:
+    """Hashed word unigram + bigram counts (steps 1-2 of the module docstring)."""
+    return HashingVectorizer(n_features=n_features, ngram_range=(1, 2), token_pattern=TOKEN_PATTERN,
+                             lowercase=lowercase, alternate_sign=False, norm=None, dtype=np.float64)
+
+
+def sublinear_l2(vectorizer: HashingVectorizer, texts: Sequence[str]) -> sp.csr_matrix:
+    """``vectorizer``'s counts of ``texts`` as ``1 + log(tf)``, each row of unit L2 norm (steps
+    3-4 of the module docstring; an empty row stays zero). ``vectorizer`` must count without
+    alternating signs, so every stored count is >= 1."""
+    X = vectorizer.transform(texts).tocsr()
+    X.sum_duplicates()
+    np.log(X.data, out=X.data)  # counts are >= 1 (no alternating signs): 1 + log(tf) >= 1
+    X.data += 1.0
+    return normalize(X, norm="l2", copy=False)
 
 
 FEATURIZER = TextFeaturizer
