@@ -22,6 +22,9 @@ Environment variables (all optional for local development):
   the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
+* ``DECIDE_ASYNC_COMMIT`` (default on): PostgreSQL commits the label pipeline's transactions
+  without waiting for their WAL to reach the disk (``synchronous_commit = off`` for them alone;
+  what a crash can lose and why it stays consistent: docs/operations.md, "Table design").
 * ``MAX_UPLOAD_BYTES``: largest accepted upload file (default 2 GB; uploads are streamed).
 * ``MAX_BODY_BYTES``: largest request body besides upload files, e.g. a JSON API batch
   (default 50 MB).
@@ -256,6 +259,8 @@ HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", 10))
 #: An import or planner run whose worker has not reported progress for this long is taken for
 #: dead: the page says so and the sweep restarts it (annotator/labelling/jobs.py).
 JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", 60))
+#: The label pipeline's transactions commit asynchronously on PostgreSQL (annotator/labelling/pipeline.py).
+DECIDE_ASYNC_COMMIT = env_bool("DECIDE_ASYNC_COMMIT", default=True)
 # In-memory beat scheduler: the default one persists with shelve (pickle); the schedule is
 # just "every SWEEP_SECONDS", so nothing needs persisting.
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0015_learner_n_seen'),
+        ('labelling', '0016_item_hot_decisions'),
     ]
 
     operations = [

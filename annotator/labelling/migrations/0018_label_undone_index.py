@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0016_cost_view'),
+        ('labelling', '0017_cost_view'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
