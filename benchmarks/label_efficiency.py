@@ -704,9 +704,13 @@ def _chart(stream: str, cells: list[Cell], rivers: dict[str, Cell], n: int) -> s
 def warm_up(algos: dict[str, list[str]]) -> None:
     """Run every learner once in every mode on a few items of a stream of its task, so that
     its compiled (numba) code is loaded in this process and inherited by the forked ones
-    rather than loaded again by each of them."""
-    for (stream, _), (X, task) in _DATA.items():
-        for algo in algos["binary" if STREAMS[stream].binary else "multiclass"]:
+    rather than loaded again by each of them (one stream per task: the code is the same)."""
+    first: dict[bool, tuple[str, str]] = {}
+    for key in _DATA:
+        first.setdefault(STREAMS[key[0]].binary, key)
+    for binary, key in first.items():
+        X, task = _DATA[key]
+        for algo in algos["binary" if binary else "multiclass"]:
             for mode, r in (("active", 0.1), ("all", 1.0), ("random", 0.1)):
                 if _refusal(algo, X.shape[1], task) is None:
                     replay_permuted(_setting(algo, mode, r), X[:20], task.codes[:20], task, SEED, 0)
