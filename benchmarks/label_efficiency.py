@@ -101,7 +101,7 @@ PROBE_RSS_MB = 3000
 PREFIXES = (200, 500, 1000, 2000, 5000)
 SEED = 0
 #: default of ``--cell-minutes``: CPU minutes one learner's replays of one stream may take
-CELL_MINUTES = 1.0
+CELL_MINUTES = 2.0
 
 # -------------------------------------------------------------------------- stream data
 _DATA: dict[tuple[str, str], tuple[sp.csr_matrix, Task]] = {}
