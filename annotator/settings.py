@@ -15,9 +15,11 @@ Environment variables (all optional for local development):
   process (the same code path as with Redis), and messages are plain files that survive a
   restart of either process. It suits one machine; use Redis or RabbitMQ for several hosts.
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
-* ``CELERY_HEAVY_QUEUE``: queue of imports and planner runs (default ``<queue>-heavy``).
+* ``CELERY_HEAVY_QUEUE``: queue of imports, planner runs and cost views (default ``<queue>-heavy``).
 * ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
 * ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
+* ``DASHBOARD_LABEL_WINDOW``: the dashboard's per-annotator figures, agreement and quality cover
+  the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
 * ``DECIDE_ASYNC_COMMIT`` (default on): PostgreSQL commits the label pipeline's transactions
@@ -229,7 +231,7 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotat
 CELERY_HEAVY_QUEUE = os.environ.get("CELERY_HEAVY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-heavy")
 CELERY_TASK_QUEUES = [Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(CELERY_HEAVY_QUEUE)]
 CELERY_TASK_ROUTES = {f"annotator.labelling.tasks.{name}": {"queue": CELERY_HEAVY_QUEUE}
-                      for name in ("import_upload", "run_planner")}
+                      for name in ("import_upload", "run_planner", "compute_cost_view")}
 # Keep the worker's database connection between tasks (Celery otherwise closes it after every
 # task); annotator/celery.py closes it like Django does between requests: when broken or older
 # than CONN_MAX_AGE.
@@ -276,6 +278,10 @@ PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
 #: The dashboard's random-querying baseline (labelling/baseline.py, docs/cost.md) replays at most
 #: this many items with a gold class, 3 times, cached until they grow by a tenth.
 BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
+#: The dashboard's per-annotator figures, agreement and quality read the project's newest labels,
+#: this many (labelling/agreement.py ``recent_labels``), so a poll costs the same however many
+#: labels the stream has had (issue 18).
+DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 5000)))
 
 
 

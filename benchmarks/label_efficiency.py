@@ -12,9 +12,10 @@ and featurizers). Every featurizer of the stream's kind (``learners.features.fea
 and every registered learner of the task is measured, so featurizers and learners added later
 are picked up by a re-run. The featurized matrices are cached outside the repository
 (``--cache``), keyed by a digest of the upload file, the featurizer's config and the code of
-``learners/features`` and ``learners/uploads``. For each stream x featurizer x learner,
-``--runs`` permutations (run r uses the permutation and decision uniforms of
-``learners.evaluation.engine.run_seeds``, the same for every learner and for river):
+the featurizer's modules (and every ``learners`` module they use) and of the upload parser.
+For each stream x featurizer x learner, ``--runs`` permutations (run r uses the permutation and
+decision uniforms of ``learners.evaluation.engine.run_seeds``, the same for every learner and
+for river):
 
 * ``active`` at each budget r in 2%, 5%, 10%, 20%: the published query rule with the replay's
   ``--budget r`` (``learners.budget.BudgetController`` steering delta);
@@ -56,6 +57,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import heapq
+import inspect
 import json
 import multiprocessing
 import os
@@ -81,7 +83,7 @@ from learners.evaluation.charts import line_chart
 from learners.evaluation.datasets import class_values
 from learners.evaluation.engine import Setting, Task, make_task, permuted, replay_permuted, run_seeds
 from learners.evaluation.raw import featurizer_config, load_raw
-from learners.features import DEFAULT, featurizer_names
+from learners.features import DEFAULT, featurizer_class, featurizer_names
 from learners.registry import REGISTRY, make, validate_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,25 +107,38 @@ CELL_MINUTES = 2.0
 _DATA: dict[tuple[str, str], tuple[sp.csr_matrix, Task]] = {}
 
 
-def _source_digest() -> str:
-    """Digest of the featurizers' and the upload parser's code (``learners/features``,
-    ``learners/uploads``): a cached matrix is reused only by the code that made it, even when a
-    change kept a featurizer's version."""
+def _code_digest(kind: str, fname: str) -> str:
+    """Digest of the code that makes ``fname``'s vectors: the featurizer's module and every
+    ``learners`` module it uses, transitively (modules and objects found in their namespaces),
+    with the upload parser's. A cached matrix is reused only by the code that made it, even
+    when an edit kept a featurizer's version; an edit to another featurizer keeps it."""
+    todo = [featurizer_class(kind, fname).__module__, "learners.features.base",
+            *(m for m in sys.modules if m.startswith("learners.uploads"))]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in sys.modules or not name.startswith("learners"):
+            continue
+        seen.add(name)
+        for value in vars(sys.modules[name]).values():
+            used = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+            if isinstance(used, str) and used.startswith("learners"):
+                todo.append(used)
     h = hashlib.sha256()
-    for folder in ("features", "uploads"):
-        for f in sorted((ROOT / "learners" / folder).glob("*.py")):
-            h.update(f"{folder}/{f.name}".encode() + b"\0" + f.read_bytes())
+    for name in sorted(seen):
+        source = sys.modules[name].__file__
+        h.update(name.encode() + b"\0" + (Path(source).read_bytes() if source else b""))
     return h.hexdigest()
 
 
 def featurized(path: Path, kind: str, fname: str, cache: Path) -> tuple[sp.csr_matrix, np.ndarray, float]:
     """The upload file ``path`` featurized by a new project's ``fname`` config: rows, class
     values and the items/s of the featurizing. Kept in ``cache`` (an ``.npz`` keyed by a digest of
-    the file's bytes, the config and the featurizers' code, no pickle), so a rerun does not pay
+    the file's bytes, the config and the featurizer's code, no pickle), so a rerun does not pay
     the text embedding again; the speed reported is the one measured when the entry was made."""
     config = featurizer_config(kind, fname)
     key = hashlib.sha256(path.read_bytes())
-    key.update(json.dumps(config, sort_keys=True).encode() + _source_digest().encode())
+    key.update(json.dumps(config, sort_keys=True).encode() + _code_digest(kind, fname).encode())
     entry = cache / f"{path.name}.{fname}.{key.hexdigest()[:16]}.npz"
     if entry.exists():
         with np.load(entry, allow_pickle=False) as z:
@@ -704,9 +719,13 @@ def _chart(stream: str, cells: list[Cell], rivers: dict[str, Cell], n: int) -> s
 def warm_up(algos: dict[str, list[str]]) -> None:
     """Run every learner once in every mode on a few items of a stream of its task, so that
     its compiled (numba) code is loaded in this process and inherited by the forked ones
-    rather than loaded again by each of them."""
-    for (stream, _), (X, task) in _DATA.items():
-        for algo in algos["binary" if STREAMS[stream].binary else "multiclass"]:
+    rather than loaded again by each of them (one stream per task: the code is the same)."""
+    first: dict[bool, tuple[str, str]] = {}
+    for key in _DATA:
+        first.setdefault(STREAMS[key[0]].binary, key)
+    for binary, key in first.items():
+        X, task = _DATA[key]
+        for algo in algos["binary" if binary else "multiclass"]:
             for mode, r in (("active", 0.1), ("all", 1.0), ("random", 0.1)):
                 if _refusal(algo, X.shape[1], task) is None:
                     replay_permuted(_setting(algo, mode, r), X[:20], task.codes[:20], task, SEED, 0)

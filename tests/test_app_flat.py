@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotator.labelling import queue
 from annotator.labelling.annotation import lease_next, skip_item, submit_label, undo_last_label
-from annotator.labelling.models import Item, Membership
+from annotator.labelling.models import Item, Label, Membership
 from annotator.labelling.pipeline import update_project
 
 from .support.app import digits_project, leased_item_id, member
@@ -113,11 +113,8 @@ def costs(n: int, rows: bool = False) -> dict[str, int]:
 
 
 def items_fetched() -> int:
-    """Item rows this transaction fetched so far: by sequential scans and through indexes."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
-                       "FROM pg_stat_xact_user_tables WHERE relname = 'labelling_item'")
-        return cursor.fetchone()[0]
+    """Item rows this transaction fetched so far (:func:`rows_fetched`)."""
+    return rows_fetched("labelling_item")
 
 
 @pytest.mark.django_db
@@ -242,6 +239,59 @@ def test_the_steps_of_a_chunk_grow_to_the_step_seconds(monkeypatch):
     assert Item.objects.filter(project=project, status="pending").count() == 0
 
 
+def labelled_board(n: int):
+    """A project of ``n`` digits, each labelled by two annotators two days ago (agreement and
+    quality have something to read; the labels-per-hour chart, the last 24 hours, has none), and
+    an admin's client on its dashboard."""
+    project = digits_project(n, params={"delta": 100.0}, look_ahead=n)
+    update_project(project.pk)
+    a, b = member(project, f"a{n}"), member(project, f"b{n}")
+    items = Item.objects.filter(project=project).order_by("seq")
+    labels = Label.objects.bulk_create([Label(item=item, project=project, annotator=user, value=item.gold,
+                                              seconds=2.0, primary=user is a)
+                                        for item in items for user in (a, b)])
+    start = timezone.now() - timedelta(days=2)
+    for k, label in enumerate(labels):  # a second apart, applied
+        label.created, label.applied_version = start + timedelta(seconds=k), k + 1
+    Label.objects.bulk_update(labels, ["created", "applied_version"])
+    board = Client()
+    board.force_login(member(project, f"boss{n}", role=Membership.Role.ADMIN))
+    return project, board
+
+
+def dashboard_label_costs(n: int, rows: bool = False) -> int:
+    """SQL statements (``rows``: label rows fetched, PostgreSQL) of a dashboard panel request on a
+    project with ``2 n`` labels."""
+    project, board = labelled_board(n)
+    if rows:  # the plans of a big table: on a few hundred rows PostgreSQL would scan them all
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE labelling_label")
+            cursor.execute("SET LOCAL enable_seqscan = off")
+    before = rows_fetched("labelling_label") if rows else 0
+    with CaptureQueriesContext(connection) as queries:
+        answer = board.get(f"/projects/{project.pk}/dashboard/panel", **HX)
+    assert answer.status_code == 200
+    page = answer.content.decode()
+    assert "Krippendorff" in page and "over the project's newest 20 labels" in page
+    return rows_fetched("labelling_label") - before if rows else len(queries.captured_queries)
+
+
+def rows_fetched(table: str) -> int:
+    """Rows of ``table`` this transaction fetched so far: by sequential scans and through indexes."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
+                       "FROM pg_stat_xact_user_tables WHERE relname = %s", [table])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db
+def test_the_dashboard_issues_the_same_statements_with_ten_times_more_labels(settings):
+    """Per-annotator figures, agreement and quality read a window of the newest labels
+    (``DASHBOARD_LABEL_WINDOW``), whatever the number of labels (issue 18)."""
+    settings.DASHBOARD_LABEL_WINDOW = 20
+    assert dashboard_label_costs(30) == dashboard_label_costs(300)
+
+
 @pytest.mark.services
 @pytest.mark.django_db
 def test_decisions_without_a_query_are_heap_only_updates(services):
@@ -307,3 +357,12 @@ def test_the_pipeline_commits_asynchronously_and_only_itself(services, monkeypat
     Item.objects.create(project=project, seq=5, data=first.data, vector=first.vector)  # one more to decide
     update_project(project.pk)
     assert seen and set(seen) == {"on"}, seen
+
+
+@pytest.mark.services
+@pytest.mark.django_db
+def test_the_dashboard_reads_as_many_label_rows_with_ten_times_more_labels(services, settings):
+    settings.DASHBOARD_LABEL_WINDOW = 20
+    small, large = dashboard_label_costs(30, rows=True), dashboard_label_costs(300, rows=True)
+    assert large <= small + 5, (small, large)
+    assert large < 150, large  # a quarter of the labels at most: the window, not the table

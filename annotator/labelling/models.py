@@ -367,7 +367,9 @@ class Label(models.Model):
         ordering = ["id"]
         indexes = [models.Index(fields=["project", "applied_version"]),
                    # the look-ahead counts who labelled in the last lease period, on every pipeline run
-                   models.Index(fields=["project", "created"])]
+                   models.Index(fields=["project", "created"]),
+                   # the dashboard's fingerprint: the newest undo, not a scan of the labels (issue 18)
+                   models.Index(fields=["project", "undone_at"])]
 
     def __str__(self) -> str:
         return f"{self.item} = {self.value!r}"
@@ -625,6 +627,25 @@ class StreamStats(models.Model):
                                      "({str(class): count}), the dashboard's class distribution")
     auto_classes = models.JSONField(default=dict, help_text="items decided and not queried per "
                                     "predicted class ({str(class): count})")
+
+
+class CostView(models.Model):
+    """A project's cost-per-accuracy view (:mod:`.baseline`, docs/cost.md), computed by a worker
+    (``tasks.compute_cost_view``) and stored here, so no request replays the baseline (issue 18).
+
+    ``fingerprint``: of the inputs it was computed from (:func:`.baseline.inputs_fingerprint`:
+    the project's algorithm, parameters, classes and the number of gold rows); ``view``: the
+    result (None: too few usable rows). ``requested`` / ``requested_at``: the fingerprint a
+    worker was last asked to compute, and when (a lost message is asked again after a while).
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, primary_key=True,
+                                   related_name="cost_view")
+    fingerprint = models.CharField(max_length=40, blank=True, default="")
+    view = models.JSONField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    requested = models.CharField(max_length=40, blank=True, default="")
+    requested_at = models.DateTimeField(null=True, blank=True)
 
 
 class Review(models.Model):
