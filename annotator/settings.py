@@ -15,11 +15,16 @@ Environment variables (all optional for local development):
   process (the same code path as with Redis), and messages are plain files that survive a
   restart of either process. It suits one machine; use Redis or RabbitMQ for several hosts.
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
-* ``CELERY_HEAVY_QUEUE``: queue of imports and planner runs (default ``<queue>-heavy``).
+* ``CELERY_HEAVY_QUEUE``: queue of imports, planner runs and cost views (default ``<queue>-heavy``).
 * ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
 * ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
+* ``DASHBOARD_LABEL_WINDOW``: the dashboard's per-annotator figures, agreement and quality cover
+  the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
+* ``DECIDE_ASYNC_COMMIT`` (default on): PostgreSQL commits the label pipeline's transactions
+  without waiting for their WAL to reach the disk (``synchronous_commit = off`` for them alone;
+  what a crash can lose and why it stays consistent: docs/operations.md, "Table design").
 * ``MAX_UPLOAD_BYTES``: largest accepted upload file (default 2 GB; uploads are streamed).
 * ``MAX_BODY_BYTES``: largest request body besides upload files, e.g. a JSON API batch
   (default 50 MB).
@@ -226,7 +231,7 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotat
 CELERY_HEAVY_QUEUE = os.environ.get("CELERY_HEAVY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-heavy")
 CELERY_TASK_QUEUES = [Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(CELERY_HEAVY_QUEUE)]
 CELERY_TASK_ROUTES = {f"annotator.labelling.tasks.{name}": {"queue": CELERY_HEAVY_QUEUE}
-                      for name in ("import_upload", "run_planner")}
+                      for name in ("import_upload", "run_planner", "compute_cost_view")}
 # Keep the worker's database connection between tasks (Celery otherwise closes it after every
 # task); annotator/celery.py closes it like Django does between requests: when broken or older
 # than CONN_MAX_AGE.
@@ -254,6 +259,8 @@ HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", 10))
 #: An import or planner run whose worker has not reported progress for this long is taken for
 #: dead: the page says so and the sweep restarts it (annotator/labelling/jobs.py).
 JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", 60))
+#: The label pipeline's transactions commit asynchronously on PostgreSQL (annotator/labelling/pipeline.py).
+DECIDE_ASYNC_COMMIT = env_bool("DECIDE_ASYNC_COMMIT", default=True)
 # In-memory beat scheduler: the default one persists with shelve (pickle); the schedule is
 # just "every SWEEP_SECONDS", so nothing needs persisting.
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
@@ -271,6 +278,10 @@ PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
 #: The dashboard's random-querying baseline (labelling/baseline.py, docs/cost.md) replays at most
 #: this many items with a gold class, 3 times, cached until they grow by a tenth.
 BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
+#: The dashboard's per-annotator figures, agreement and quality read the project's newest labels,
+#: this many (labelling/agreement.py ``recent_labels``), so a poll costs the same however many
+#: labels the stream has had (issue 18).
+DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 5000)))
 
 
 

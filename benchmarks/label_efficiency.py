@@ -2,7 +2,7 @@
 
 ::
 
-    python benchmarks/label_efficiency.py                 # the full report (about 25 min, 2 jobs)
+    python benchmarks/label_efficiency.py                 # the full report (see its header for the time)
     python benchmarks/label_efficiency.py --quick         # a small subset for development
 
 The streams (:mod:`benchmarks.raw_streams`: SMS spam, AG News, the 10,000 MNIST test digits as
@@ -10,9 +10,12 @@ PNG files, 10,000 URLs binary and in 4 classes) are written as the app's upload 
 through the replay's raw path (:func:`learners.evaluation.raw.load_raw`, the app's own parser
 and featurizers). Every featurizer of the stream's kind (``learners.features.featurizer_names``)
 and every registered learner of the task is measured, so featurizers and learners added later
-are picked up by a re-run. For each stream x featurizer x learner, ``--runs`` permutations
-(run r uses the permutation and decision uniforms of ``learners.evaluation.engine.run_seeds``,
-the same for every learner and for river):
+are picked up by a re-run. The featurized matrices are cached outside the repository
+(``--cache``), keyed by a digest of the upload file, the featurizer's config and the code of
+the featurizer's modules (and every ``learners`` module they use) and of the upload parser.
+For each stream x featurizer x learner, ``--runs`` permutations (run r uses the permutation and
+decision uniforms of ``learners.evaluation.engine.run_seeds``, the same for every learner and
+for river):
 
 * ``active`` at each budget r in 2%, 5%, 10%, 20%: the published query rule with the replay's
   ``--budget r`` (``learners.budget.BudgetController`` steering delta);
@@ -32,32 +35,44 @@ used at every budget (per stream x featurizer). river is a benchmark-only depend
 Accuracy is online (the prediction made before the label, on every item); the query ratio is
 the one achieved (a setting more than ``HELD`` x over its budget is flagged and not counted as
 the best at that budget); items/s is the replay's own loop (featurizing is timed separately).
-Time: every stream x featurizer x learner is first probed (a forked process on the first items,
-killed past ``PROBE_SECONDS`` or ``PROBE_RSS_MB``: OASIS on 2^18 hashed features would take
-gigabytes), then permutations are cut, most expensive cells first, until the estimate fits
-``--minutes`` on ``--jobs`` processes (cells that do not fit even once are skipped); the report
-says which, and the machine's load average. Figures are never asserted by tests.
+
+Time. A learner that refuses the features (its constructor raises, e.g. a particle memory over
+OASIS's limit) is listed as not applicable with its message. Every other cell is first probed
+(a forked process replays the first items at the 10% budget and with every label, killed past
+``PROBE_SECONDS`` of CPU or ``PROBE_RSS_MB``) for its CPU seconds per item; a cell whose replays of the
+whole stream would take more than ``--cell-minutes`` of CPU (the OASIS family, whose particle
+filter costs milliseconds per item per class, and KMC with many labels) runs on the first items
+of each permutation (the longest of ``PREFIXES`` that fits, said in its row and never counted as
+the best), or, when even the shortest does not fit, is listed as not run with its cost. No
+permutation is cut. The jobs (one per cell and permutation: its 9 replays share the permuted
+stream) run on ``--jobs`` forked processes of one BLAS thread each, the most expensive first
+(river's tuning before all, as its other replays wait for it). The report states the wall
+time, the load average, and the CPU time of the workers and of the main process, from which
+the time on an idle machine is estimated (main's CPU + the workers' / jobs). Figures are never
+asserted by tests.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import heapq
+import inspect
 import json
-import math
 import multiprocessing
 import os
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -66,10 +81,10 @@ from benchmarks.raw_streams import STREAMS, prepare
 from learners.budget import BudgetController
 from learners.evaluation.charts import line_chart
 from learners.evaluation.datasets import class_values
-from learners.evaluation.engine import Setting, Task, make_task, run_once, run_seeds
+from learners.evaluation.engine import Setting, Task, make_task, permuted, replay_permuted, run_seeds
 from learners.evaluation.raw import featurizer_config, load_raw
-from learners.features import DEFAULT, featurizer_names
-from learners.registry import REGISTRY, validate_params
+from learners.features import DEFAULT, featurizer_class, featurizer_names
+from learners.registry import REGISTRY, make, validate_params
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = (0.02, 0.05, 0.10, 0.20)
@@ -78,35 +93,52 @@ RIVER_LR = (0.1, 1.0, 10.0)
 GOALS = {"sms": 0.980, "urls": 0.950, "mnist": 0.900, "ag_news": 0.850}
 #: a budget counts as held when the achieved ratio is at most HELD x the budget (issue 14 item 2)
 HELD = 1.25
-PROBE_ITEMS = 300
-PROBE_SECONDS = 10.0
+PROBE_ITEMS = 50
+PROBE_SECONDS = 20.0  # of CPU time: a loaded machine slows the probes' wall clock, not their CPU
+PROBE_CHEAP = 0.5
 PROBE_RSS_MB = 3000
+#: the prefixes (items of each permutation) a cell too slow for the whole stream is replayed on
+PREFIXES = (200, 500, 1000, 2000, 5000)
 SEED = 0
+#: default of ``--cell-minutes``: CPU minutes one learner's replays of one stream may take
+CELL_MINUTES = 2.0
 
 # -------------------------------------------------------------------------- stream data
 _DATA: dict[tuple[str, str], tuple[sp.csr_matrix, Task]] = {}
 
 
-@dataclass(frozen=True)
-class Job:
-    """One replay: ``mode`` is active (with a budget), random, all, or river (``lr`` set)."""
-
-    stream: str
-    featurizer: str
-    algo: str
-    mode: str
-    ratio: float
-    run: int
-    lr: float = 0.0
+def _code_digest(kind: str, fname: str) -> str:
+    """Digest of the code that makes ``fname``'s vectors: the featurizer's module and every
+    ``learners`` module it uses, transitively (modules and objects found in their namespaces),
+    with the upload parser's. A cached matrix is reused only by the code that made it, even
+    when an edit kept a featurizer's version; an edit to another featurizer keeps it."""
+    todo = [featurizer_class(kind, fname).__module__, "learners.features.base",
+            *(m for m in sys.modules if m.startswith("learners.uploads"))]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in sys.modules or not name.startswith("learners"):
+            continue
+        seen.add(name)
+        for value in vars(sys.modules[name]).values():
+            used = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+            if isinstance(used, str) and used.startswith("learners"):
+                todo.append(used)
+    h = hashlib.sha256()
+    for name in sorted(seen):
+        source = sys.modules[name].__file__
+        h.update(name.encode() + b"\0" + (Path(source).read_bytes() if source else b""))
+    return h.hexdigest()
 
 
 def featurized(path: Path, kind: str, fname: str, cache: Path) -> tuple[sp.csr_matrix, np.ndarray, float]:
     """The upload file ``path`` featurized by a new project's ``fname`` config: rows, class
-    values and the items/s of the featurizing. Kept in ``cache`` (an ``.npz`` named by the file,
-    its size and the config, no pickle), so a rerun does not pay the text embedding again; the
-    speed reported is the one measured when the entry was made."""
+    values and the items/s of the featurizing. Kept in ``cache`` (an ``.npz`` keyed by a digest of
+    the file's bytes, the config and the featurizer's code, no pickle), so a rerun does not pay
+    the text embedding again; the speed reported is the one measured when the entry was made."""
     config = featurizer_config(kind, fname)
-    key = hashlib.sha256(json.dumps([path.name, path.stat().st_size, config], sort_keys=True).encode())
+    key = hashlib.sha256(path.read_bytes())
+    key.update(json.dumps(config, sort_keys=True).encode() + _code_digest(kind, fname).encode())
     entry = cache / f"{path.name}.{fname}.{key.hexdigest()[:16]}.npz"
     if entry.exists():
         with np.load(entry, allow_pickle=False) as z:
@@ -115,8 +147,10 @@ def featurized(path: Path, kind: str, fname: str, cache: Path) -> tuple[sp.csr_m
     t0 = time.perf_counter()
     ds = load_raw([path], kind, config)
     ips = ds.X.shape[0] / (time.perf_counter() - t0)
-    np.savez(entry, data=ds.X.data, indices=ds.X.indices, indptr=ds.X.indptr, shape=ds.X.shape,
+    tmp = entry.with_suffix(f".{os.getpid()}.tmp.npz")
+    np.savez(tmp, data=ds.X.data, indices=ds.X.indices, indptr=ds.X.indptr, shape=ds.X.shape,
              y=np.array([str(v) for v in ds.y]), ips=ips)
+    tmp.replace(entry)  # whole entries only, also when two runs share the cache
     return ds.X, ds.y, ips
 
 
@@ -142,22 +176,33 @@ def load_streams(names: Sequence[str], featurizers: dict[str, list[str]], cache:
     return info
 
 
-# ------------------------------------------------------------------------------ one run
-def _setting(job: Job) -> Setting:
-    if job.mode == "active":
-        return Setting(job.algo, validate_params(job.algo, {}), budget=job.ratio)
-    if job.mode == "random":
-        return Setting(job.algo, validate_params(job.algo, {"query": "random", "p": job.ratio}))
-    return Setting(job.algo, validate_params(job.algo, {"query": "all"}))
+# ------------------------------------------------------------------------------ one job
+def _setting(algo: str, mode: str, ratio: float) -> Setting:
+    if mode == "active":
+        return Setting(algo, validate_params(algo, {}), budget=ratio)
+    if mode == "random":
+        return Setting(algo, validate_params(algo, {"query": "random", "p": ratio}))
+    return Setting(algo, validate_params(algo, {"query": "all"}))
 
 
-def river_once(X: sp.csr_matrix, task: Task, ratio: float, lr: float, run: int) -> dict[str, float]:
-    """river's EntropySampler + logistic regression on one permutation (module docstring)."""
+def settings_of() -> tuple[tuple[str, float], ...]:
+    """The (mode, ratio) replays of a learner on one permutation: active and random at every
+    budget, and every label."""
+    return (*(("active", r) for r in BUDGETS), ("all", 1.0), *(("random", r) for r in BUDGETS))
+
+
+def river_rows(Xp: sp.csr_matrix) -> list[dict[int, float]]:
+    """The rows of ``Xp`` as river's feature dicts (built once per permutation)."""
+    return [dict(zip(Xp.indices[a:b].tolist(), Xp.data[a:b].tolist(), strict=True))
+            for a, b in zip(Xp.indptr[:-1], Xp.indptr[1:], strict=True)]
+
+
+def river_once(rows: list[dict[int, float]], yp: np.ndarray, task: Task, ratio: float, lr: float,
+               run: int) -> dict[str, float]:
+    """river's EntropySampler + logistic regression on the stream of permutation ``run``
+    (``rows``, ``yp``: :func:`learners.evaluation.engine.permuted`), as in the module docstring."""
     from river import active, linear_model, optim
 
-    perm_rng, _ = run_seeds(SEED, run)
-    perm = perm_rng.permutation(X.shape[0])
-    Xp, yp = X[perm], task.codes[perm]
     if task.binary:
         model = linear_model.LogisticRegression(optimizer=optim.SGD(lr))
         labels = [bool(c) for c in yp]
@@ -169,8 +214,6 @@ def river_once(X: sp.csr_matrix, task: Task, ratio: float, lr: float, run: int) 
     sampler = active.EntropySampler(model, discount_factor=3.0, seed=run)
     budget = BudgetController(ratio, 1.0 / 3.0)
     _, rng = run_seeds(SEED, run)
-    rows = [dict(zip(Xp.indices[a:b].tolist(), Xp.data[a:b].tolist(), strict=True))
-            for a, b in zip(Xp.indptr[:-1], Xp.indptr[1:], strict=True)]
     correct = queried = 0
     t0 = time.perf_counter()
     for x, label in zip(rows, labels, strict=True):
@@ -191,24 +234,83 @@ def river_once(X: sp.csr_matrix, task: Task, ratio: float, lr: float, run: int) 
     return {"accuracy": correct / n, "query_ratio": queried / n, "items_per_second": n / seconds}
 
 
-def run_job(job: Job) -> tuple[Job, dict[str, float]]:
+@dataclass(frozen=True)
+class Job:
+    """The replays of one stream x featurizer x learner on permutation ``run``, which share its
+    permuted stream: each ``(mode, ratio)`` of ``settings`` on the first ``items`` items of the
+    permutation (None: all of them). River's jobs have algo and mode ``river`` and ``lr`` set."""
+
+    stream: str
+    featurizer: str
+    algo: str
+    run: int
+    settings: tuple[tuple[str, float], ...]
+    items: int | None = None
+    lr: float = 0.0
+
+
+Outcome = tuple[Job, list[tuple[str, float, dict[str, float]]], float]
+
+
+def run_job(job: Job) -> Outcome:
+    """Every replay of ``job``: ``(job, [(mode, ratio, metrics), ...], CPU seconds)``."""
+    c0 = time.process_time()
     X, task = _DATA[(job.stream, job.featurizer)]
-    if job.mode == "river":
-        return job, river_once(X, task, job.ratio, job.lr, job.run)
-    out = run_once(_setting(job), X, task, SEED, job.run)
-    return job, {k: out[k] for k in ("accuracy", "query_ratio", "items_per_second")}
+    Xp, yp = permuted(X, task, SEED, job.run, job.items)
+    out = []
+    if job.algo == "river":
+        rows = river_rows(Xp)
+        out = [(mode, r, river_once(rows, yp, task, r, job.lr, job.run)) for mode, r in job.settings]
+    else:
+        for mode, r in job.settings:
+            m = replay_permuted(_setting(job.algo, mode, r), Xp, yp, task, SEED, job.run)
+            out.append((mode, r, {k: m[k] for k in ("accuracy", "query_ratio", "items_per_second")}))
+    return job, out, time.process_time() - c0
+
+
+def _one_thread() -> None:
+    """Each worker computes on one core: two jobs on two cores, not two BLAS pools fighting."""
+    threadpool_limits(1)
 
 
 # ------------------------------------------------------------------------- guarded probe
 def _probe_child(key: tuple[str, str], algo: str, done: Any, seconds: Any) -> None:
-    """Replay the first 20, 100 and PROBE_ITEMS items at a 10% budget, recording the size and
-    time of the last finished replay (so a probe killed later still tells its speed)."""
+    """CPU seconds per item of the 10% budget and of the every-label replays of ``algo`` on
+    permutation 0, written one after the other into ``seconds[0..1]`` (so a probe killed during
+    the second still tells the first); ``done`` counts the finished ones. Each is timed on the
+    first PROBE_ITEMS items and, when that took less than PROBE_CHEAP seconds, again on ten
+    times as many: the difference per item leaves out what a replay costs whatever its length."""
+    _one_thread()
     X, task = _DATA[key]
-    setting = Setting(algo, validate_params(algo, {}), budget=0.1)
-    for k in dict.fromkeys(min(k, X.shape[0]) for k in (20, 100, PROBE_ITEMS)):
-        t0 = time.perf_counter()
-        run_once(setting, X[:k], task, SEED, 0)
-        done.value, seconds.value = k, time.perf_counter() - t0
+    short = min(PROBE_ITEMS, X.shape[0])
+    for k, (mode, r) in enumerate((("active", 0.10), ("all", 1.0))):
+
+        def cpu(items: int, mode: str = mode, r: float = r) -> float:
+            Xp, yp = permuted(X, task, SEED, 0, items)
+            c0 = time.process_time()
+            if algo == "river":
+                river_once(river_rows(Xp), yp, task, r, 1.0, 0)
+            else:
+                replay_permuted(_setting(algo, mode, r), Xp, yp, task, SEED, 0)
+            return time.process_time() - c0
+
+        first = cpu(short)
+        per_item = first / short
+        longer = min(10 * short, X.shape[0])
+        if first < PROBE_CHEAP and longer > short:
+            per_item = max((cpu(longer) - first) / (longer - short), 0.1 * per_item)
+        seconds[k] = per_item
+        done.value = k + 1
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_mb(pid: int) -> float:
@@ -227,44 +329,51 @@ class _Probe:
     proc: Any
     done: Any
     seconds: Any
-    started: float
     peak: float = 0.0
 
 
 def _start_probe(key: tuple[str, str], algo: str) -> _Probe:
     ctx = multiprocessing.get_context("fork")
-    done, seconds = ctx.Value("i", 0), ctx.Value("d", 0.0)
+    done, seconds = ctx.Value("i", 0), ctx.Array("d", 2)
     proc = ctx.Process(target=_probe_child, args=(key, algo, done, seconds))
     proc.start()
-    return _Probe(proc, done, seconds, time.monotonic())
+    return _Probe(proc, done, seconds)
 
 
-def _finish_probe(p: _Probe) -> tuple[float | None, str] | None:
-    """None while the probe runs within its limits, else ``(items/s or None, why it stopped)``."""
+@dataclass(frozen=True)
+class ProbeResult:
+    """CPU seconds per item at a 10% budget and with every label (None: not measured)."""
+
+    active: float | None
+    every: float | None
+    why: str = ""
+
+
+def _finish_probe(p: _Probe) -> ProbeResult | None:
+    """None while the probe runs within its limits, else what it measured and why it stopped."""
     why = ""
     if p.proc.is_alive():
         p.peak = max(p.peak, _rss_mb(p.proc.pid))
         if p.peak > PROBE_RSS_MB:
             why = f"over {PROBE_RSS_MB} MB of memory"
-        elif time.monotonic() - p.started > PROBE_SECONDS:
-            why = f"not done with {PROBE_ITEMS} items in {PROBE_SECONDS:.0f} s"
+        elif _cpu_seconds(p.proc.pid) > PROBE_SECONDS:
+            why = f"not done with {PROBE_ITEMS} items in {PROBE_SECONDS:.0f} s of CPU"
         else:
             return None
         p.proc.kill()
     p.proc.join()
     if not why and p.proc.exitcode != 0:
         why = f"failed (exit code {p.proc.exitcode})"
-    ips = p.done.value / p.seconds.value if p.done.value and p.seconds.value > 0 else None
-    if "memory" in why or (why and ips is None):
-        return None, why
-    return (math.inf if ips is None else ips), why
+    got = [p.seconds[k] if p.done.value > k else None for k in range(2)]
+    if "memory" in why:
+        return ProbeResult(None, None, why)
+    return ProbeResult(got[0], got[1], why)
 
 
-def probe_all(tasks: list[tuple[tuple[str, str], str]], jobs: int) -> list[tuple[float | None, str]]:
-    """Items/s of each ``(stream key, algo)`` at a 10% budget on the first items of the stream,
-    measured in forked processes (``jobs`` at a time) killed past PROBE_SECONDS or
-    PROBE_RSS_MB; ``(None, why)`` for a probe that measured nothing."""
-    results: list[tuple[float | None, str] | None] = [None] * len(tasks)
+def probe_all(tasks: list[tuple[tuple[str, str], str]], jobs: int) -> list[ProbeResult]:
+    """:class:`ProbeResult` of each ``(stream key, algo)``, measured in forked processes (``jobs``
+    at a time) killed past PROBE_SECONDS of CPU or PROBE_RSS_MB."""
+    results: list[ProbeResult | None] = [None] * len(tasks)
     pending, running = list(range(len(tasks))), {}
     while pending or running:
         while pending and len(running) < jobs:
@@ -275,105 +384,165 @@ def probe_all(tasks: list[tuple[tuple[str, str], str]], jobs: int) -> list[tuple
             if out is not None:
                 results[k] = out
                 del running[k]
-        time.sleep(0.02)
+        time.sleep(0.01)
     return [r for r in results if r is not None]
 
 
 # -------------------------------------------------------------------------------- plan
 @dataclass
 class Cell:
-    """A stream x featurizer x learner: its probe and how many permutations it gets."""
+    """A stream x featurizer x learner (or river): its probe, its replays and their results."""
 
     stream: str
     featurizer: str
     algo: str
-    probe_ips: float | None = None
     runs: int = 0
+    items: int | None = None  # replayed on the first `items` of each permutation (None: all)
+    per_item: float = 0.0  # estimated CPU seconds per item of one permutation's replays
     note: str = ""
-    tuning: float = 0.0  # estimated seconds of river's learning-rate tuning
+    cpu: float = 0.0  # measured CPU seconds of all its replays
+    lr: float = 0.0  # river: the tuned learning rate
     results: dict[tuple[str, float], list[dict[str, float]]] = field(
         default_factory=lambda: defaultdict(list))
 
 
-def river_probe(key: tuple[str, str]) -> float:
-    """Items/s of the river peer at a 10% budget on the first PROBE_ITEMS items of ``key``."""
-    X, task = _DATA[key]
-    return river_once(X[:PROBE_ITEMS], task, 0.10, 1.0, 0)["items_per_second"]
+def _refusal(algo: str, d: int, task: Task) -> str | None:
+    """Why ``algo`` cannot be built for ``d`` features and these classes (None: it can)."""
+    try:
+        make(algo, n_features=d, classes=list(task.classes))
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
-def plan(info: dict, algos: dict[str, list[str]], runs: int, seconds: float, jobs: int,
+def plan(info: dict, algos: dict[str, list[str]], runs: int, cell_seconds: float, jobs: int,
          river: bool) -> list[Cell]:
-    """Probe every stream x featurizer x learner (``jobs`` at a time), then give each cell as many
-    permutations (at most ``runs``) as fit ``seconds`` of wall time on ``jobs`` processes: the
-    most expensive cells lose permutations first, then the most expensive single-permutation
-    cells are skipped. River is a cell (algo ``river``) whose cost includes its tuning."""
+    """Every stream x featurizer x learner cell with ``runs`` permutations, and river's.
+
+    A learner that refuses the features (its constructor raises) is listed with its reason and
+    not run. The others are probed (``jobs`` at a time); a cell whose replays on the whole
+    stream are estimated above ``cell_seconds`` of CPU is replayed on the first items of each
+    permutation instead, the longest prefix of PREFIXES that fits; when even the shortest does
+    not, it is listed as not run, with its cost."""
     cells = [Cell(stream, fname, algo) for (stream, fname) in info
              for algo in algos["binary" if STREAMS[stream].binary else "multiclass"]]
-    probes = probe_all([((c.stream, c.featurizer), c.algo) for c in cells], jobs)
-    cost = {}
-    for cell, (ips, why) in zip(cells, probes, strict=True):
-        cell.probe_ips = ips
-        if ips is None:
-            cell.note = f"skipped: {why}"
-            continue
-        cell.runs = runs
-        cost[id(cell)] = (2 * len(BUDGETS) + 1) * info[(cell.stream, cell.featurizer)]["n"] / ips
-        print(f"probe {cell.stream}/{cell.featurizer}/{cell.algo}: {ips:.0f} items/s"
-              + (f" ({why})" if why else ""), file=sys.stderr, flush=True)
-    if river:
-        for key in info:
-            cell = Cell(*key, "river", river_probe(key), runs)
-            n = info[key]["n"]
-            cost[id(cell)] = len(BUDGETS) * n / cell.probe_ips
-            cell.tuning = len(RIVER_LR) * n / cell.probe_ips
-            cells.append(cell)
-    capacity = seconds * jobs
-
-    def total() -> float:
-        return sum(c.runs * cost[id(c)] + c.tuning for c in cells if c.runs)
-
-    while total() > capacity:
-        live = [c for c in cells if c.runs]
-        cutting = [c for c in live if c.runs > 1]
-        if cutting:
-            worst = max(cutting, key=lambda c: c.runs * cost[id(c)])
-            worst.runs -= 1
-            worst.note = f"{worst.runs} permutation(s) only ({worst.probe_ips:.0f} items/s)"
-        else:
-            worst = max(live, key=lambda c: cost[id(c)] + c.tuning)
-            worst.runs = 0
-            worst.note = (f"skipped: {worst.probe_ips:.0f} items/s, one permutation would take "
-                          f"{cost[id(worst)] + worst.tuning:.0f} s of the {seconds / 60:g} min budget")
     for c in cells:
-        if c.note:
-            print(f"plan {c.stream}/{c.featurizer}/{c.algo}: {c.note}", file=sys.stderr, flush=True)
-    print(f"plan: {total() / jobs / 60:.1f} min estimated on {jobs} processes", file=sys.stderr, flush=True)
+        why = _refusal(c.algo, info[(c.stream, c.featurizer)]["d"], _DATA[(c.stream, c.featurizer)][1])
+        c.note = f"not applicable: {why}" if why else ""
+    probed = [c for c in cells if not c.note]
+    if river:
+        probed += [Cell(stream, fname, "river") for (stream, fname) in info]
+    cells += [c for c in probed if c.algo == "river"]
+    probes = probe_all([((c.stream, c.featurizer), c.algo) for c in probed], jobs)
+    for c, p in zip(probed, probes, strict=True):
+        if p.active is None:
+            c.note = f"skipped: {p.why}"
+            continue
+        # 4 active + 4 random replays cost about the 10% budget's each, plus every label (a
+        # probe stopped during that one: assume ten times the 10% budget's)
+        every = p.every if p.every is not None else 10 * p.active
+        c.per_item = (len(BUDGETS) * p.active if c.algo == "river"
+                      else 2 * len(BUDGETS) * p.active + every)
+        c.runs = runs
+        n = info[(c.stream, c.featurizer)]["n"]
+        if c.algo != "river" and runs * n * c.per_item > cell_seconds:
+            fits = [k for k in PREFIXES if k < n and runs * k * c.per_item <= cell_seconds]
+            cost = (f"{1e3 * c.per_item:.1f} ms of CPU per item for its {len(settings_of())} replays, "
+                    f"{runs * n * c.per_item / 60:.0f} CPU-min for the whole stream")
+            if not fits:
+                c.runs = 0
+                c.note = (f"not run: {cost}, {runs * min(PREFIXES) * c.per_item / 60:.1f} CPU-min for its "
+                          f"first {min(PREFIXES)} items (over --cell-minutes {cell_seconds / 60:g})")
+            else:
+                c.items = max(fits)
+                c.note = f"first {c.items} items of each permutation: {cost}"
+        print(f"probe {c.stream}/{c.featurizer}/{c.algo}: {1e6 * c.per_item:.0f} us of CPU per item and "
+              f"permutation" + (f" ({p.why})" if p.why else "") + (f"; {c.note}" if c.note else ""),
+              file=sys.stderr, flush=True)
+    total = sum(c.runs * (c.items or info[(c.stream, c.featurizer)]["n"]) * c.per_item for c in cells)
+    print(f"plan: {total / 60:.1f} CPU-min of replays, about {total / jobs / 60:.1f} min on {jobs} "
+          f"idle cores", file=sys.stderr, flush=True)
     return cells
 
 
 def jobs_of(cell: Cell) -> list[Job]:
-    """Every replay of a learner cell (river's are made after its tuning, in :func:`main`)."""
+    """A learner cell's jobs (one per permutation), or river's learning-rate tuning jobs (its
+    other replays follow the tuning, :func:`river_jobs`)."""
     if cell.algo == "river":
+        return [Job(cell.stream, cell.featurizer, "river", 0, (("river", 0.10),), None, lr)
+                for lr in RIVER_LR] if cell.runs else []
+    return [Job(cell.stream, cell.featurizer, cell.algo, run, settings_of(), cell.items)
+            for run in range(cell.runs)]
+
+
+def river_jobs(cell: Cell) -> list[Job]:
+    """River's replays at the tuned rate: every budget and permutation but the tuning's own."""
+    return [Job(cell.stream, cell.featurizer, "river", run,
+                tuple(("river", r) for r in BUDGETS if (run, r) != (0, 0.10)), None, cell.lr)
+            for run in range(cell.runs)]
+
+
+def execute(cells: list[Cell], info: dict, jobs: int) -> None:
+    """Run every cell's jobs on ``jobs`` forked processes, the most expensive first (estimated
+    from the probes; river's tuning first of all, as its other replays wait for it), and store
+    the results and CPU seconds in the cells."""
+    index = {(c.stream, c.featurizer, c.algo): c for c in cells}
+    tuning: dict[tuple[str, str], list[tuple[float, dict[str, float]]]] = defaultdict(list)
+
+    def cost(job: Job) -> float:
+        c = index[(job.stream, job.featurizer, job.algo)]
+        n = job.items or info[(job.stream, job.featurizer)]["n"]
+        if job.algo == "river":
+            own = len(job.settings) * n * c.per_item / len(BUDGETS)
+            return own + (c.runs * n * c.per_item if job.run == 0 and len(job.settings) == 1 else 0.0)
+        return n * c.per_item
+
+    def finished(outcome: Outcome) -> list[Job]:
+        job, out, cpu = outcome
+        c = index[(job.stream, job.featurizer, job.algo)]
+        c.cpu += cpu
+        if job.algo != "river":
+            for mode, r, m in out:
+                c.results[(mode, r)].append(m)
+            return []
+        if len(job.settings) == 1 and job.run == 0 and not c.lr:  # a tuning job
+            tuning[(c.stream, c.featurizer)].append((job.lr, out[0][2]))
+            tried = tuning[(c.stream, c.featurizer)]
+            if len(tried) < len(RIVER_LR):
+                return []
+            c.lr, best = max(tried, key=lambda t: t[1]["accuracy"])
+            c.results[("river", 0.10)].append(best)
+            return river_jobs(c)
+        for mode, r, m in out:
+            c.results[(mode, r)].append(m)
         return []
-    out = []
-    for run in range(cell.runs):
-        out += [Job(cell.stream, cell.featurizer, cell.algo, "active", r, run) for r in BUDGETS]
-        out.append(Job(cell.stream, cell.featurizer, cell.algo, "all", 1.0, run))
-        out += [Job(cell.stream, cell.featurizer, cell.algo, "random", r, run) for r in BUDGETS]
-    return out
 
+    heap: list[tuple[float, int, Job]] = []
+    seq = 0
 
-def execute(jobs: list[Job], pool: ProcessPoolExecutor | None, cost: dict[Job, float]) -> list:
-    """Run ``jobs`` (longest first when parallel) and return ``[(job, metrics), ...]``."""
-    jobs = sorted(jobs, key=lambda j: -cost.get(j, 0.0))
-    outs = []
-    mapped = pool.map(run_job, jobs) if pool is not None else map(run_job, jobs)
-    t0 = time.monotonic()
-    for k, out in enumerate(mapped, 1):
-        outs.append(out)
-        if k % 50 == 0 or k == len(jobs):
-            print(f"  {k}/{len(jobs)} replays, {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
-    return outs
+    def push(new: list[Job]) -> None:
+        nonlocal seq
+        for j in new:
+            heapq.heappush(heap, (-cost(j), seq, j))
+            seq += 1
+
+    for c in cells:
+        push(jobs_of(c))
+    total, t0, k = len(heap), time.monotonic(), 0
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_one_thread) as pool:
+        running: set[Future] = set()
+        while heap or running:
+            while heap and len(running) < jobs + 1:  # one queued: no worker waits for the next
+                running.add(pool.submit(run_job, heapq.heappop(heap)[2]))
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for f in done:
+                new = finished(f.result())
+                push(new)
+                total += len(new)
+                k += 1
+                if k % 25 == 0 or not (heap or running):
+                    print(f"  {k}/{total} jobs, {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------------ report
@@ -397,27 +566,52 @@ def _fmt(s: dict[str, float] | None, r: float | None = None) -> str:
     return f"{s['acc']:.3f} ± {s['std']:.3f} ({100 * s['q']:.1f}%{over})"
 
 
-def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell],
-                 river: dict[tuple[str, str], dict], args: argparse.Namespace, wall: float) -> None:
+def _sums(c: Cell | None) -> dict[tuple[str, float], dict[str, float]]:
+    return {k: _summary(v) for k, v in c.results.items() if v} if c else {}
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """How the report was made: wall time, load averages, CPU seconds (workers and main)."""
+
+    wall: float
+    load_start: float
+    load_end: float
+    cpu_workers: float
+    cpu_main: float
+    featurize_cpu: float
+
+
+def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: argparse.Namespace,
+                 facts: RunFacts) -> None:
+    idle = facts.cpu_main + facts.cpu_workers / args.jobs
     lines = ["# Label efficiency on raw streams", "",
              "Written by `python benchmarks/label_efficiency.py"
              + (" " + " ".join(args.argv) if args.argv else "")
-             + f"` in {wall / 60:.1f} min ({args.jobs} jobs, replays budgeted to {args.minutes:g} min; the "
-             f"machine's load average was {args.load:.1f} at the start, so permutations were cut where the "
-             f"`runs` column says fewer than {args.runs}) on this machine. Online accuracy (prediction "
-             f"before the label, every item), mean ± std over permutations, with the achieved query "
-             f"ratio in brackets; `active` = the learner's published query rule held to the budget by "
-             f"the replay's `--budget`; `random` = `query=random` with p = budget; `all` = every label. "
-             f"river = `EntropySampler` + logistic regression, its discount factor steered to the same "
-             f"budget, learning rate tuned (see the script's docstring). A new project's default "
+             + f"` in {facts.wall / 60:.1f} min on {args.jobs} processes, load average "
+             f"{facts.load_start:.1f} at the start and {facts.load_end:.1f} at the end. CPU time: "
+             f"{facts.cpu_workers / 60:.1f} min in the forked probes and replays, "
+             f"{facts.cpu_main / 60:.1f} min in the main process (featurizing: "
+             f"{facts.featurize_cpu / 60:.1f} min, none when the matrices were cached), so about "
+             f"{idle / 60:.1f} min on an idle machine (main's CPU + the rest / {args.jobs}). Online accuracy "
+             f"(prediction before the label, every item), mean ± std over permutations, with the "
+             f"achieved query ratio in brackets; `active` = the learner's published query rule held to "
+             f"the budget by the replay's `--budget`; `random` = `query=random` with p = budget; `all` = "
+             f"every label. river = `EntropySampler` + logistic regression, its discount factor steered to "
+             f"the same budget, learning rate tuned (see the script's docstring). `CPU s` = CPU seconds of "
+             f"all of a row's replays. A learner whose replays of the whole stream would take more than "
+             f"{args.cell_minutes:g} CPU-min runs on the first items of each permutation (said in its "
+             f"row; not comparable with whole streams, so never 'best'). A new project's default "
              f"featurizer of each kind: "
              + ", ".join(f"{k} `{v}`" for k, v in DEFAULT.items() if k != "vectors") + ".", ""]
     by_stream: dict[str, list[Cell]] = defaultdict(list)
     for c in cells:
         by_stream[c.stream].append(c)
     goal_rows, peer_rows = [], []
-    for stream, mine in by_stream.items():
-        fnames = list(dict.fromkeys(c.featurizer for c in mine))
+    for stream, all_cells in by_stream.items():
+        mine = [c for c in all_cells if c.algo != "river"]
+        rivers = {c.featurizer: c for c in all_cells if c.algo == "river" and c.results}
+        fnames = list(dict.fromkeys(c.featurizer for c in all_cells))
         meta = info[(stream, fnames[0])]
         lines += [f"## {stream} ({meta['n']} items, {meta['classes']} classes)", ""]
         for fname in fnames:
@@ -425,49 +619,53 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell],
             lines += [f"### featurizer `{fname}` ({fm['d']} features, featurized at "
                       f"{fm['featurize_ips']:.0f} items/s)", ""]
             head = " | ".join(f"{int(100 * r)}%" for r in BUDGETS)
-            lines += [f"| learner | query | {head} | 100% | items/s (10%) | runs |",
-                      "|---|---|" + "---|" * (len(BUDGETS) + 3)]
+            lines += [f"| learner | query | {head} | 100% | items/s (10%) | runs | CPU s |",
+                      "|---|---|" + "---|" * (len(BUDGETS) + 4)]
             for c in (c for c in mine if c.featurizer == fname):
-                if not c.runs:
-                    lines.append(f"| {c.algo} | | {c.note} |" + " |" * (len(BUDGETS) + 2))
+                if not c.results:
+                    lines.append(f"| {c.algo} | | {c.note} |" + " |" * (len(BUDGETS) + 3))
                     continue
-                s = {k: _summary(v) for k, v in c.results.items()}
+                s = _sums(c)
                 ips = s.get(("active", 0.10), {}).get("ips", float("nan"))
                 lines.append(f"| {c.algo} | active | "
                              + " | ".join(_fmt(s.get(("active", r)), r) for r in BUDGETS)
                              + f" | {_fmt(s.get(('all', 1.0)))} | {ips:.0f} | {c.runs}"
-                             + (f" ({c.note})" if c.note else "") + " |")
+                             + (f" ({c.note})" if c.note else "") + f" | {c.cpu:.1f} |")
                 lines.append(f"| {c.algo} | random | "
                              + " | ".join(_fmt(s.get(("random", r))) for r in BUDGETS)
-                             + " | | | |")
-            rv = river.get((stream, fname))
+                             + " | | | | |")
+            rv = rivers.get(fname)
+            rs = _sums(rv)
             if rv:
-                lines.append(f"| river (lr {rv['lr']:g}) | entropy | "
-                             + " | ".join(_fmt(rv["summary"].get(r), r) for r in BUDGETS)
-                             + f" | | {rv['summary'].get(0.10, {}).get('ips', float('nan')):.0f} |"
-                             f" {rv['summary'].get(0.10, {}).get('runs', 0)} |")
+                lines.append(f"| river (lr {rv.lr:g}) | entropy | "
+                             + " | ".join(_fmt(rs.get(("river", r)), r) for r in BUDGETS)
+                             + f" | | {rs.get(('river', 0.10), {}).get('ips', float('nan')):.0f} |"
+                             f" {rs.get(('river', 0.10), {}).get('runs', 0)} | {rv.cpu:.1f} |")
             lines.append("")
             for r in BUDGETS[1:]:
                 best = _best([c for c in mine if c.featurizer == fname], r)
-                rs = rv["summary"].get(r) if rv else None
-                if best and rs:
-                    peer_rows.append((stream, fname, r, best, rs))
+                if best and rs.get(("river", r)):
+                    peer_rows.append((stream, fname, r, best, rs[("river", r)]))
         svg = svg_dir / f"{stream}.svg"
-        svg.write_text(_chart(stream, mine, river, meta["n"]))
+        svg.write_text(_chart(stream, mine, rivers, meta["n"]))
         lines += [f"![learning curve]({os.path.relpath(svg, out.parent)})", ""]
         best10 = _best(mine, 0.10)
         if best10:
             c, s = best10
-            full = c.results.get(("all", 1.0))
-            s20 = c.results.get(("active", 0.20))
-            goal_rows.append((stream, c, s, _summary(s20) if s20 else None, _summary(full) if full else None))
+            s20 = _sums(c).get(("active", 0.20))
+            goal_rows.append((stream, c, s, s20, _sums(c).get(("all", 1.0))))
     lines[len(lines):] = _summary_tables(goal_rows, peer_rows)
     out.write_text("\n".join(lines) + "\n")
 
 
+def _whole(cells: list[Cell]) -> list[Cell]:
+    """The cells replayed on whole streams (the others are not comparable with them)."""
+    return [c for c in cells if c.results and c.items is None]
+
+
 def _best(cells: list[Cell], r: float) -> tuple[Cell, dict[str, float]] | None:
-    """The most accurate cell at budget ``r`` among those that held it (all when none did)."""
-    scored = [(c, _summary(c.results[("active", r)])) for c in cells if c.results.get(("active", r))]
+    """The most accurate whole-stream cell at budget ``r`` among those that held it (all when none did)."""
+    scored = [(c, _summary(c.results[("active", r)])) for c in _whole(cells) if c.results.get(("active", r))]
     held = [t for t in scored if _held(t[1], r)]
     return max(held or scored, key=lambda t: t[1]["acc"], default=None)
 
@@ -492,32 +690,47 @@ def _summary_tables(goal_rows: list, peer_rows: list) -> list[str]:
     return out
 
 
-def _chart(stream: str, cells: list[Cell], river: dict, n: int) -> str:
+def _chart(stream: str, cells: list[Cell], rivers: dict[str, Cell], n: int) -> str:
     """Accuracy against labels spent: the 4 best learner x featurizer at 10% (active, with the
     100% point), random querying of the best one, and river on the best one's vectors."""
-    scored = sorted((c for c in cells if c.results.get(("active", 0.10))),
+    scored = sorted((c for c in _whole(cells) if c.results.get(("active", 0.10))),
                     key=lambda c: -_summary(c.results[("active", 0.10)])["acc"])
+
+    def curve(c: Cell, mode: str) -> list[tuple[float, float]]:
+        s = _sums(c)
+        return [(s[(mode, r)]["q"] * n, s[(mode, r)]["acc"]) for r in BUDGETS if (mode, r) in s]
+
     series = []
     for c in scored[:4]:
-        pts = [(_summary(c.results[("active", r)])["q"] * n, _summary(c.results[("active", r)])["acc"])
-               for r in BUDGETS if c.results.get(("active", r))]
+        pts = curve(c, "active")
         if c.results.get(("all", 1.0)):
             pts.append((float(n), _summary(c.results[("all", 1.0)])["acc"]))
         series.append((f"{c.algo} / {c.featurizer}", pts, True))
     if scored:
         c = scored[0]
-        series.append((f"{c.algo} random", [(_summary(c.results[("random", r)])["q"] * n,
-                                              _summary(c.results[("random", r)])["acc"])
-                                             for r in BUDGETS if c.results.get(("random", r))], True))
-        rv = river.get((stream, c.featurizer))
-        if rv:
-            series.append((f"river / {c.featurizer}",
-                           [(s["q"] * n, s["acc"]) for s in rv["summary"].values()], True))
+        series.append((f"{c.algo} random", curve(c, "random"), True))
+        if c.featurizer in rivers:
+            series.append((f"river / {c.featurizer}", curve(rivers[c.featurizer], "river"), True))
     return line_chart(series, title=f"{stream}: online accuracy against labels spent", x_label="labels spent",
                       y_label="online accuracy (mean over permutations)", log_x=True)
 
 
 # -------------------------------------------------------------------------------- main
+def warm_up(algos: dict[str, list[str]]) -> None:
+    """Run every learner once in every mode on a few items of a stream of its task, so that
+    its compiled (numba) code is loaded in this process and inherited by the forked ones
+    rather than loaded again by each of them (one stream per task: the code is the same)."""
+    first: dict[bool, tuple[str, str]] = {}
+    for key in _DATA:
+        first.setdefault(STREAMS[key[0]].binary, key)
+    for binary, key in first.items():
+        X, task = _DATA[key]
+        for algo in algos["binary" if binary else "multiclass"]:
+            for mode, r in (("active", 0.1), ("all", 1.0), ("random", 0.1)):
+                if _refusal(algo, X.shape[1], task) is None:
+                    replay_permuted(_setting(algo, mode, r), X[:20], task.codes[:20], task, SEED, 0)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("::")[0].strip())
     p.add_argument("--streams", default=",".join(STREAMS),
@@ -529,26 +742,37 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--runs", type=int, default=5, help="permutations per setting")
     p.add_argument("--limit", type=int, default=None, help="use only the first N items of each stream")
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--minutes", type=float, default=22.0,
-                   help="wall-time budget of the replays after the probes (permutations are cut to fit)")
+    p.add_argument("--cell-minutes", type=float, default=CELL_MINUTES,
+                   help="CPU minutes a learner's replays of one stream may take; a slower one runs on the "
+                        f"first items of each permutation (one of {', '.join(map(str, PREFIXES))})")
     p.add_argument("--no-river", action="store_true")
     p.add_argument("--quick", action="store_true",
                    help="development subset: sms and mnist, 2000 items, 2 permutations, 4 learners")
-    p.add_argument("--cache", default=os.environ.get("LABEL_EFFICIENCY_CACHE", "/tmp/label_efficiency_cache"),
-                   help="folder for the upload files written from the shared datasets")
+    p.add_argument("--cache", default=str(default_cache()),
+                   help="folder of the upload files written from the shared datasets and of the "
+                        "featurized matrices (outside the repository)")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "LABEL_EFFICIENCY.md"))
     args = p.parse_args(argv)
     args.argv = list(argv if argv is not None else sys.argv[1:])
-    args.load = os.getloadavg()[0]
     if args.quick:
         args.streams, args.limit, args.runs = "sms,mnist", args.limit or 2000, min(args.runs, 2)
         args.learners = args.learners or "paa-i,d-ada,mpaa-i,md-ada"
     return args
 
 
+def default_cache() -> Path:
+    """``$LABEL_EFFICIENCY_CACHE``, else ``$XDG_CACHE_HOME/label_efficiency``, else
+    ``/tmp/label_efficiency_cache``."""
+    if os.environ.get("LABEL_EFFICIENCY_CACHE"):
+        return Path(os.environ["LABEL_EFFICIENCY_CACHE"])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "label_efficiency"
+    return Path("/tmp/label_efficiency_cache")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_start = time.monotonic()
+    t_start, load_start = time.monotonic(), os.getloadavg()[0]
     names = [s.strip() for s in args.streams.split(",") if s.strip()]
     unknown = [s for s in names if s not in STREAMS]
     if unknown:
@@ -563,48 +787,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     algos = {task: [a for a, spec in REGISTRY.items()
                     if task in spec.tasks and (wanted is None or a in wanted)]
              for task in ("binary", "multiclass")}
-    info = load_streams(names, featurizers, Path(args.cache), args.limit)
-    cells = plan(info, algos, args.runs, args.minutes * 60, args.jobs, not args.no_river)
-    learner_cells = [c for c in cells if c.algo != "river"]
-    river_cells = {(c.stream, c.featurizer): c for c in cells if c.algo == "river" and c.runs}
-    cost: dict[Job, float] = {}
-    for c in cells:
-        n = info[(c.stream, c.featurizer)]["n"]
-        for j in jobs_of(c) if c.algo != "river" or not c.runs else [
-                Job(c.stream, c.featurizer, "river", "river", 0.10, 0, lr) for lr in RIVER_LR]:
-            cost[j] = n / (c.probe_ips or 1.0)
-    pool = (ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("fork"))
-            if args.jobs > 1 else None)
-    river: dict[tuple[str, str], dict] = {}
-    try:
-        done = execute(list(cost), pool, cost)
-        tuned: dict[tuple[str, str], tuple[float, dict]] = {}
-        index = {(c.stream, c.featurizer, c.algo): c for c in learner_cells}
-        for job, m in done:
-            if job.mode == "river":
-                key = (job.stream, job.featurizer)
-                if key not in tuned or m["accuracy"] > tuned[key][1]["accuracy"]:
-                    tuned[key] = (job.lr, m)
-            else:
-                index[(job.stream, job.featurizer, job.algo)].results[(job.mode, job.ratio)].append(m)
-        final = [Job(s, f, "river", "river", r, run, lr) for (s, f), (lr, _) in tuned.items()
-                 for r in BUDGETS for run in range(river_cells[(s, f)].runs) if not (r == 0.10 and run == 0)]
-        rows: dict[tuple[str, str, float], list] = defaultdict(list)
-        for (s, f), (_, m) in tuned.items():
-            rows[(s, f, 0.10)].append(m)
-        for job, m in execute(final, pool, {}):
-            rows[(job.stream, job.featurizer, job.ratio)].append(m)
-        for (s, f), (lr, _) in tuned.items():
-            river[(s, f)] = {"lr": lr, "summary": {r: _summary(rows[(s, f, r)])
-                                                   for r in BUDGETS if rows[(s, f, r)]}}
-    finally:
-        if pool is not None:
-            pool.shutdown()
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    c0 = time.process_time()
+    info = load_streams(names, featurizers, cache, args.limit)
+    featurize_cpu = time.process_time() - c0
+    _one_thread()
+    warm_up(algos)
+    cells = plan(info, algos, args.runs, args.cell_minutes * 60, args.jobs, not args.no_river)
+    execute(cells, info, args.jobs)
     out = Path(args.out)
     svg_dir = out.parent / "label_efficiency"
     svg_dir.mkdir(parents=True, exist_ok=True)
-    write_report(out, svg_dir, info, learner_cells, river, args, time.monotonic() - t_start)
-    print(f"wrote {out} in {(time.monotonic() - t_start) / 60:.1f} min", file=sys.stderr)
+    t = os.times()
+    facts = RunFacts(time.monotonic() - t_start, load_start, os.getloadavg()[0],
+                     t.children_user + t.children_system, t.user + t.system, featurize_cpu)
+    write_report(out, svg_dir, info, cells, args, facts)
+    print(f"wrote {out} in {facts.wall / 60:.1f} min; CPU {facts.cpu_workers / 60:.1f} min in workers, "
+          f"{facts.cpu_main / 60:.1f} min in main", file=sys.stderr)
     return 0
 
 

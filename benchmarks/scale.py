@@ -11,9 +11,9 @@ synthetic 8-word texts without the dataset):
 * JSON API ingest: N items POSTed through the API view (Django test client, batches of
   ``API_MAX_BATCH``), items/s;
 * decide: the pipeline decides the N-item backlog in this process (look-ahead N), items/s;
-* dashboard recomputed as after a change of the project (a new fingerprint: everything but the
-  cost view's day-long cache, whose first computation is reported apart) and the metrics API:
-  median of 5, ms;
+* dashboard recomputed as after a change of the project (a new fingerprint; the cost view is
+  a worker's, stored: its computation, ``baseline.refresh``, is reported apart) and the metrics
+  API: median of 5, ms;
 * ``export_model``: the peak resident memory of a fresh process that exports the model, MB;
 * label + next round trip: an annotator labels 200 items through the queue view (the worker
   applies the labels), p50 / p95 ms;
@@ -169,6 +169,7 @@ def measure(project, n: int, pairs, worker_log: Path) -> dict[str, float]:
     from django.db.models import F
     from django.test import Client
 
+    from annotator.labelling.baseline import refresh
     from annotator.labelling.dashboard import dashboard_data
     from annotator.labelling.models import Item, LearnerState, Project
 
@@ -182,8 +183,11 @@ def measure(project, n: int, pairs, worker_log: Path) -> dict[str, float]:
     dash, met = [], []
     cache.clear()
     t0 = time.perf_counter()
-    dashboard_data(project)  # the first one also replays the cost view's baseline (cached for a day)
+    dashboard_data(project)  # the first one: "computing…" for the cost view, which no request replays
     out["dashboard_first_ms"] = 1e3 * (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    refresh(project.pk)  # what the worker that request asked for does: replay and store the cost view
+    out["cost_view_ms"] = 1e3 * (time.perf_counter() - t0)
     for _ in range(5):
         # as when the project changed (a label, a decision): a new fingerprint, so a recompute
         LearnerState.objects.filter(project=project).update(revision=F("revision") + 1)
@@ -288,8 +292,9 @@ def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, sou
         r = results[n]
         lines.append(f"- {size(n)}: round trip p50 {r['round_trip_p50_ms']:.1f} ms; label -> model p50 "
                      f"{r['label_to_model_p50_ms']:.0f} ms, {r['labels_during_backlog']:.0f} of 50 labels "
-                     f"while pending backlog items remained; dashboard with the cost view's first replay "
-                     f"{r['dashboard_first_ms']:,.0f} ms; load average {r['load_5min_start']:.1f} -> "
+                     f"while pending backlog items remained; first dashboard "
+                     f"{r['dashboard_first_ms']:,.0f} ms; the cost view's replay (a worker's task, stored) "
+                     f"{r['cost_view_ms']:,.0f} ms; load average {r['load_5min_start']:.1f} -> "
                      f"{r['load_5min_end']:.1f}")
     big = max(n for n in sizes if "decide_per_s" in results[n]) if any(
         "decide_per_s" in results[n] for n in sizes) else None

@@ -3,21 +3,34 @@
 Used by the replay (``--budget R``) and by the app (the same class, state saved as JSON).
 How budget mode works and how it departs from each paper: ``docs/budget.md``. In short, for
 each item the learner's own query probability ``q`` (its published rule at the current knob)
-goes through three stages before the one Bernoulli draw of :meth:`learners.base.Learner.decide`:
+goes through the stages below before the one Bernoulli draw of :meth:`learners.base.Learner.decide`:
 
+0. **Plan** (all learners). The labels the stream may have used after ``n`` items:
+   ``plan(n) = R n + advance(n)``. The advance is ``R * horizon`` labels (the budget's share of
+   the first ``horizon`` items) available from the first item, held until item ``horizon`` and
+   repaid linearly over the next ``REPAY_SPAN * horizon`` items, after which ``plan(n) = R n``.
+   Labels early in a stream improve every later prediction, so spending ahead at the start and
+   paying back later buys online accuracy at the same final ratio (docs/budget.md, "Measured").
 1. **Knob** (all learners). The learner's query knob ``k`` (:meth:`Learner.budget_knob`:
    ``delta`` for the active rules, ``s0`` for OASIS's threshold rule, ``p`` for random
    querying and for learners that never query actively) follows an integral control law on
    its logarithm::
 
-       L_{t+1} = clip(L_t + (g_t / R) * (R - q'_t), L_min, L_max),   k = clip(exp(L), low, high)
+       L_{t+1} = clip(L_t + (g_t / R) * (R_t - q'_t) + pace_gain * E_t / R, L_min, L_max)
+       k = clip(exp(L), low, high)
 
    where ``q'_t`` is the item's probability after stage 2 (an expectation, not the coin
-   flip, so the law is not driven by sampling noise). The error is divided by R so that the
-   knob moves at the same relative pace at every target (a query at R = 2% pulls as hard,
-   relative to the budget, as one at 20%). ``g_t`` is ``gain`` boosted while few queries were
-   expected (``g_t = gain * max(1, boost / sqrt(1 + R t))``) so that a knob that starts far from
-   its working value (OASIS's ``s0 = 0.01``) gets there within the first few hundred items.
+   flip, so the law is not driven by sampling noise) and ``R_t = plan(t + 1) - plan(t)`` is the
+   planned pace of stage 0 (R, lower while the advance is repaid). The error is divided by R
+   so that the knob moves at the same relative pace at every target (a query at R = 2% pulls
+   as hard, relative to the budget, as one at 20%). ``g_t`` is ``gain`` boosted while few
+   queries were expected (``g_t = gain * max(1, boost / sqrt(1 + R t))``) so that a knob that
+   starts far from its working value (OASIS's ``s0 = 0.01``) gets there within the first few
+   hundred items. The pace term's ``E_t = plan(t) - n_queried`` is the deficit of labels
+   against the plan (stage 0): the first term alone lags a knob whose working value drifts as
+   the learner improves (its margins grow, so the same delta queries less), and that lag
+   under-spent the budget by 5-11% on the raw streams (docs/budget.md). ``pace_gain =
+   gain^2 / 4`` makes the two terms a critically damped loop.
 2. **Thinning** (rules whose ``q`` does not fall with the knob, e.g. SOAL's ``rho <= 0`` and
    D-ADA's ``q <= 0`` force ``q = 1``, KMC's cold start). The same state ``L`` continues
    below ``log low``: there ``k = low`` and every probability is multiplied by
@@ -25,9 +38,9 @@ goes through three stages before the one Bernoulli draw of :meth:`learners.base.
    rate R). Thinning is proportional, so the rule's ordering of the items is kept.
    For ``p`` the knob *is* the probability (``q' = p``): a learner in ``query="random"`` or
    ``"all"`` mode, or one that never queries actively (``osis``, ``os``), is sampled at R.
-3. **Hard cap.** An item is never queried when ``n_queried + 1 > R (n_seen + 1) + burst``:
-   the running ratio can exceed R only by ``burst / n_seen`` (the law alone overshoots
-   while the knob is still travelling, e.g. during a learner's forced start). The law skips
+3. **Hard cap.** An item is never queried when ``n_queried + 1 > plan(n_seen + 1) + burst``:
+   past the repayment the running ratio can exceed R only by ``burst / n_seen`` (the law
+   alone overshoots while the knob is still travelling, e.g. during a learner's forced start). The law skips
    the items the cap held (anti-windup: a short forced start, such as OASIS's first items or
    a margin of 0 before the first label, would otherwise drive the knob far down), and one
    step moves ``L`` by at most :data:`MAX_STEP`.
@@ -47,6 +60,10 @@ KNOB_LIMITS = {"delta": (2.0 ** -12, 2.0 ** 12), "p": (1e-6, 1.0), "s0": (1e-4, 
 KNOB_GAINS = {"delta": 0.005, "p": 0.005, "s0": 0.03}
 #: knobs that are the query probability itself (no thinning stage below them)
 PROBABILITY_KNOBS = frozenset({"p"})
+#: default advance horizon (items): R * ADVANCE_HORIZON labels may be spent ahead of the pace
+ADVANCE_HORIZON = 1000.0
+#: the advance is repaid linearly over REPAY_SPAN * horizon items after the horizon
+REPAY_SPAN = 2.0
 #: largest move of ``log k`` on one item (a forced query early in a stream, boosted, would
 #: otherwise throw the knob far below its working range)
 MAX_STEP = 0.5
@@ -71,11 +88,14 @@ class BudgetController:
     low, high: limits of the knob (defaults from :data:`KNOB_LIMITS`).
     burst: queries the hard cap allows above ``R * n_seen`` (>= 0).
     boost: early gain multiplier (>= 1, see :meth:`step_gain`).
+    horizon: the advance's horizon in items (>= 0; 0: no advance, the plan is ``R n``).
+    pace_gain: gain of the pace term on the label deficit (>= 0; default ``gain^2 / 4``).
     """
 
     def __init__(self, target: float, initial: float = 1.0, *, knob: str = "delta",
                  gain: float | None = None, low: float | None = None, high: float | None = None,
-                 burst: float = 3.0, boost: float = 4.0) -> None:
+                 burst: float = 3.0, boost: float = 4.0, horizon: float = ADVANCE_HORIZON,
+                 pace_gain: float | None = None) -> None:
         if not 0.0 < float(target) <= 1.0:
             raise ValueError(f"budget target must be a query ratio in (0, 1], got {target!r}")
         if knob not in KNOB_LIMITS:
@@ -94,11 +114,19 @@ class BudgetController:
             raise ValueError(f"boost must be >= 1, got {boost!r}")
         if not float(burst) >= 0.0:
             raise ValueError(f"burst must be >= 0, got {burst!r}")
+        pace_gain = float(gain) ** 2 / 4.0 if pace_gain is None else pace_gain
+        if not float(horizon) >= 0.0:
+            raise ValueError(f"horizon must be >= 0, got {horizon!r}")
+        if not float(pace_gain) >= 0.0:
+            raise ValueError(f"pace_gain must be >= 0, got {pace_gain!r}")
         self.target = float(target)
         self.knob = knob
         self.gain = float(gain)
         self.burst = float(burst)
         self.boost = float(boost)
+        self.horizon = float(horizon)
+        self.pace_gain = float(pace_gain)
+        self.offset = 0.0  # keeps the plan continuous when the target changes (retarget)
         self.log_value = self._clip(math.log(float(initial)))
         self.n_seen = 0
         self.n_queried = 0
@@ -132,6 +160,28 @@ class BudgetController:
         """Running query ratio so far (0 before the first item)."""
         return self.n_queried / self.n_seen if self.n_seen else 0.0
 
+    def advance(self, n: float) -> float:
+        """Labels the plan allows ahead of ``R n`` after ``n`` items (stage 0)."""
+        # DEVIATION (budget mode): no paper spends ahead of its pace (docs/budget.md).
+        ahead = self.target * self.horizon
+        if n <= self.horizon or ahead == 0.0:
+            return ahead
+        return max(0.0, ahead * (1.0 - (n - self.horizon) / (REPAY_SPAN * self.horizon)))
+
+    def plan(self, n: float) -> float:
+        """Labels the stream may have used after ``n`` items: ``R n + advance(n)`` (stage 0)."""
+        return self.target * n + self.advance(n) + self.offset
+
+    def retarget(self, target: float) -> None:
+        """Change R mid-stream (a per-day budget follows the arrival rate) without a jump in the
+        plan: the labels already allowed stay allowed, the new R applies from here on (no
+        catch-up of a past deficit, no freeze to repay a past surplus)."""
+        if not 0.0 < float(target) <= 1.0:
+            raise ValueError(f"budget target must be a query ratio in (0, 1], got {target!r}")
+        before = self.plan(self.n_seen)
+        self.target = float(target)
+        self.offset += before - self.plan(self.n_seen)
+
     def apply(self, learner: Any) -> None:
         """Set the learner's knob (:meth:`Learner.set_budget_knob`) before a decision."""
         learner.set_budget_knob(self.knob, self.value)
@@ -149,7 +199,7 @@ class BudgetController:
     def capped(self) -> bool:
         """True when the hard cap forbids a query on the next item."""
         # DEVIATION (budget mode): no paper caps its queries (docs/budget.md).
-        return self.n_queried + 1 > self.target * (self.n_seen + 1) + self.burst
+        return self.n_queried + 1 > self.plan(self.n_seen + 1) + self.burst
 
     def adjust(self, q: float) -> float:
         """The probability to draw with for the learner's ``q``: thinned, then capped (0 if capped)."""
@@ -163,24 +213,30 @@ class BudgetController:
     def record(self, q: float, queried: bool) -> None:
         """Record one decision: the learner's ``q`` and whether the item was queried."""
         planned, capped = self.planned(q), self.capped()
+        pace = self.plan(self.n_seen + 1) - self.plan(self.n_seen)  # R, less while repaying
         self.n_seen += 1
         self.n_queried += int(bool(queried))
         if capped:
             return  # anti-windup: the cap held this item, the knob need not move for it
-        step = self.step_gain() * (self.target - planned) / self.target
+        deficit = self.plan(self.n_seen) - self.n_queried
+        step = (self.step_gain() * (pace - planned) + self.pace_gain * deficit) / self.target
         self.log_value = self._clip(self.log_value + max(-MAX_STEP, min(MAX_STEP, step)))
 
     # ---------------------------------------------------------------------- state
     def get_state(self) -> dict[str, Any]:
-        """JSON-able state; :meth:`from_state` continues exactly."""
+        """JSON-able state; :meth:`from_state` continues exactly (a state saved before the plan
+        existed continues without advance and pace term, as it was running)."""
         return {"target": self.target, "knob": self.knob, "gain": self.gain, "low": self.low,
-                "high": self.high, "burst": self.burst, "boost": self.boost, "log_value": self.log_value,
+                "high": self.high, "burst": self.burst, "boost": self.boost, "horizon": self.horizon,
+                "pace_gain": self.pace_gain, "offset": self.offset, "log_value": self.log_value,
                 "n_seen": self.n_seen, "n_queried": self.n_queried}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> BudgetController:
         ctl = cls(state["target"], 1.0, knob=state["knob"], gain=state["gain"], low=state["low"],
-                  high=state["high"], burst=state.get("burst", 3.0), boost=state.get("boost", 4.0))
+                  high=state["high"], burst=state.get("burst", 3.0), boost=state.get("boost", 4.0),
+                  horizon=state.get("horizon", 0.0), pace_gain=state.get("pace_gain", 0.0))
+        ctl.offset = float(state.get("offset", 0.0))
         ctl.log_value = float(state["log_value"])
         ctl.n_seen = int(state["n_seen"])
         ctl.n_queried = int(state["n_queried"])

@@ -8,9 +8,12 @@ import json
 import pytest
 from django.test import Client
 from django.urls import get_resolver
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from annotator.labelling.api_schema import ITEM_SCHEMAS
+from annotator.labelling.api_schema import FAST_CHECKS, ITEM_SCHEMAS
 
 from .support.app import text_project
 
@@ -57,3 +60,32 @@ def test_the_described_body_is_the_one_the_view_validates(settings):
                                  content_type="application/json", **auth)
         valid = validator.is_valid(body)
         assert response.status_code == (201 if valid else 400), (body, response.content)
+
+
+_SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text(max_size=3)
+_JSON = st.recursive(_SCALARS,
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                   max_size=2), max_leaves=6)
+_KEYS = st.sampled_from(["text", "url", "gold", "vector", "image_base64", "filename", "other"])
+_PAIRS = st.tuples(st.integers(-2, 5) | st.booleans() | st.floats(0, 3),
+                   st.integers(-2, 5) | st.floats(-1, 1) | st.booleans() | st.text(max_size=1)).map(list)
+_VALUES = _JSON | st.lists(_PAIRS, max_size=3) | st.text(min_size=250, max_size=260)
+_ITEMS = st.dictionaries(_KEYS, _VALUES, max_size=4) | _JSON
+
+
+@given(kind=st.sampled_from(sorted(ITEM_SCHEMAS)), entry=_ITEMS)
+@hypothesis_settings(max_examples=1500, deadline=None)
+def test_the_compiled_item_checks_never_pass_what_the_schema_refuses(kind, entry):
+    """The API's fast path (issue 18) accepts a subset of each kind's schema, never more."""
+    if FAST_CHECKS[kind](entry):
+        assert Draft202012Validator(ITEM_SCHEMAS[kind]).is_valid(entry), (kind, entry)
+
+
+def test_the_compiled_item_checks_pass_ordinary_items():
+    """...and they do take the usual items (else the fast path would never run)."""
+    ordinary = {"text": [{"text": "hi"}, {"text": "hi", "gold": "spam"}, {"text": "x", "gold": 3, "id": 1}],
+                "url": [{"url": "http://a.b"}, {"text": "a.b", "gold": None}],
+                "vectors": [{"vector": [[0, 1.5], [7, -2]], "gold": 1}, {"vector": []}],
+                "image": [{"image_base64": "aGk=", "filename": "a.png", "gold": "3"}]}
+    for kind, entries in ordinary.items():
+        assert all(FAST_CHECKS[kind](e) for e in entries), kind

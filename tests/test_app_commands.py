@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import io
+import json
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from PIL import Image
 from sklearn.datasets import load_digits
 
 from annotator.labelling.demo import NAME
-from annotator.labelling.models import Item, Label, LearnerState, Project
+from annotator.labelling.models import ImportJob, Item, Label, LearnerState, Project, UploadPart
 from annotator.labelling.vectors import decode
 
 from .support.app import text_project
@@ -56,6 +58,26 @@ def test_import_items_and_errors(tmp_path):
     assert Item.objects.filter(project=project).count() == 2
     with pytest.raises(CommandError, match="no project"):
         run("import_items", "nope", str(good))
+
+
+def test_import_items_streams_a_file_of_several_chunks_through_the_upload_path(tmp_path):
+    """More records than one chunk (learners.uploads.CHUNK), gzipped: every one stored once, in
+    file order, by an import job whose stored file is dropped afterwards (issue 18)."""
+    from learners.uploads import CHUNK
+
+    project = text_project()
+    n = 2 * CHUNK + 321
+    path = tmp_path / "many.jsonl.gz"
+    with gzip.open(path, "wt") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"text": f"message number {i}", "label": ["ham", "spam"][i % 2]}) + "\n")
+    assert f"imported {n} items" in run("import_items", str(project.pk), str(path))
+    rows = list(Item.objects.filter(project=project).order_by("seq").values_list("seq", "text", "gold"))
+    assert [r[0] for r in rows] == list(range(n))
+    assert rows[-1][1:] == (f"message number {n - 1}", ["ham", "spam"][(n - 1) % 2])
+    job = ImportJob.objects.get(project=project)
+    assert (job.status, job.total, job.done) == ("done", n, n)
+    assert not UploadPart.objects.filter(job=job).exists()
 
 
 def test_simulate_labels_every_query_from_gold(tmp_path):

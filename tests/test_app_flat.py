@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotator.labelling import queue
 from annotator.labelling.annotation import lease_next, skip_item, submit_label, undo_last_label
-from annotator.labelling.models import Item, Membership
+from annotator.labelling.models import Item, Label, Membership
 from annotator.labelling.pipeline import update_project
 
 from .support.app import digits_project, leased_item_id, member
@@ -113,11 +113,8 @@ def costs(n: int, rows: bool = False) -> dict[str, int]:
 
 
 def items_fetched() -> int:
-    """Item rows this transaction fetched so far: by sequential scans and through indexes."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
-                       "FROM pg_stat_xact_user_tables WHERE relname = 'labelling_item'")
-        return cursor.fetchone()[0]
+    """Item rows this transaction fetched so far (:func:`rows_fetched`)."""
+    return rows_fetched("labelling_item")
 
 
 @pytest.mark.django_db
@@ -183,6 +180,7 @@ def test_a_label_given_during_a_chunk_stops_it_and_commits_with_it(monkeypatch):
     monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 20)
     monkeypatch.setattr(pipeline, "AFTER_LABELS", 4)
     monkeypatch.setattr(pipeline, "CHUNK_SECONDS", 1e6)
+    monkeypatch.setattr(pipeline, "STEP_SECONDS", 0)  # steps of AFTER_LABELS here, never by the clock
     project = digits_project(60, look_ahead=1000, params={"query": "random", "p": 0.5})
     user = member(project, "ann")
     calls = []
@@ -211,3 +209,155 @@ def test_a_label_given_during_a_chunk_stops_it_and_commits_with_it(monkeypatch):
     versions = list(Item.objects.filter(project=project).order_by("seq")
                     .values_list("model_version", flat=True))
     assert versions == [0] * 12 + [1] * 48
+
+
+@pytest.mark.django_db
+def test_the_steps_of_a_chunk_grow_to_the_step_seconds(monkeypatch):
+    """Within a chunk, the first step decides AFTER_LABELS items and the next ones as many as take
+    STEP_SECONDS at the rate of the step before (up to the stream's BATCH and the chunk's rest): few
+    statements per decision on a long backlog (issue 18), a look for a waiting label between steps."""
+    from annotator.labelling import pipeline, stream
+
+    monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 50)
+    monkeypatch.setattr(pipeline, "AFTER_LABELS", 4)
+    monkeypatch.setattr(pipeline, "CHUNK_SECONDS", 1e6)
+    monkeypatch.setattr(stream, "BATCH", 30)
+    project = digits_project(60, look_ahead=1000, params={"query": "random", "p": 0.5})
+    calls: list[int] = []
+    advance = stream.advance
+
+    def record(lk, counts, limit):
+        calls.append(limit)
+        return advance(lk, counts, limit)
+
+    monkeypatch.setattr(stream, "advance", record)
+    monkeypatch.setattr(pipeline, "STEP_SECONDS", 1e6)  # any measured rate asks for a whole BATCH
+    update_project(project.pk)
+    # chunk 1: AFTER_LABELS items; chunk 2 (50): 4, the BATCH, the chunk's rest; chunk 3: 4, then a
+    # BATCH that finds the 2 items left
+    assert calls == [4, 4, 30, 16, 4, 30], calls
+    assert Item.objects.filter(project=project, status="pending").count() == 0
+
+
+def labelled_board(n: int):
+    """A project of ``n`` digits, each labelled by two annotators two days ago (agreement and
+    quality have something to read; the labels-per-hour chart, the last 24 hours, has none), and
+    an admin's client on its dashboard."""
+    project = digits_project(n, params={"delta": 100.0}, look_ahead=n)
+    update_project(project.pk)
+    a, b = member(project, f"a{n}"), member(project, f"b{n}")
+    items = Item.objects.filter(project=project).order_by("seq")
+    labels = Label.objects.bulk_create([Label(item=item, project=project, annotator=user, value=item.gold,
+                                              seconds=2.0, primary=user is a)
+                                        for item in items for user in (a, b)])
+    start = timezone.now() - timedelta(days=2)
+    for k, label in enumerate(labels):  # a second apart, applied
+        label.created, label.applied_version = start + timedelta(seconds=k), k + 1
+    Label.objects.bulk_update(labels, ["created", "applied_version"])
+    board = Client()
+    board.force_login(member(project, f"boss{n}", role=Membership.Role.ADMIN))
+    return project, board
+
+
+def dashboard_label_costs(n: int, rows: bool = False) -> int:
+    """SQL statements (``rows``: label rows fetched, PostgreSQL) of a dashboard panel request on a
+    project with ``2 n`` labels."""
+    project, board = labelled_board(n)
+    if rows:  # the plans of a big table: on a few hundred rows PostgreSQL would scan them all
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE labelling_label")
+            cursor.execute("SET LOCAL enable_seqscan = off")
+    before = rows_fetched("labelling_label") if rows else 0
+    with CaptureQueriesContext(connection) as queries:
+        answer = board.get(f"/projects/{project.pk}/dashboard/panel", **HX)
+    assert answer.status_code == 200
+    page = answer.content.decode()
+    assert "Krippendorff" in page and "over the project's newest 20 labels" in page
+    return rows_fetched("labelling_label") - before if rows else len(queries.captured_queries)
+
+
+def rows_fetched(table: str) -> int:
+    """Rows of ``table`` this transaction fetched so far: by sequential scans and through indexes."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
+                       "FROM pg_stat_xact_user_tables WHERE relname = %s", [table])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db
+def test_the_dashboard_issues_the_same_statements_with_ten_times_more_labels(settings):
+    """Per-annotator figures, agreement and quality read a window of the newest labels
+    (``DASHBOARD_LABEL_WINDOW``), whatever the number of labels (issue 18)."""
+    settings.DASHBOARD_LABEL_WINDOW = 20
+    assert dashboard_label_costs(30) == dashboard_label_costs(300)
+
+
+@pytest.mark.services
+@pytest.mark.django_db
+def test_decisions_without_a_query_are_heap_only_updates(services):
+    """PostgreSQL: deciding an item without a query changes no column an index reads (the queue
+    indexes read ``queue_status``, not ``status``) and finds room on its page (the item table's
+    fillfactor), so it writes no index entry (HOT). A few rows per page may not fit (the new
+    version is larger: the decision's columns); a queried item joins the queue index."""
+    from .support.app import text_project
+
+    texts = [f"message number {i} about {'prizes' if i % 3 else 'lunch'} and more" for i in range(400)]
+    project = text_project(texts, look_ahead=1000, budget_ratio=0.05)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'labelling_item'")
+        assert "fillfactor=45" in cursor.fetchone()[0]
+    update_project(project.pk)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables "
+                       "WHERE relname = 'labelling_item'")
+        updated, hot = cursor.fetchone()
+    auto = Item.objects.filter(project=project, status="auto").count()
+    queued = Item.objects.filter(project=project, status="queued").count()
+    assert auto + queued == 400 and auto > 200 and queued > 0, (auto, queued)
+    assert updated == 400 and auto * 0.9 <= hot <= auto, (updated, hot, auto)
+    assert Item.objects.filter(project=project).waiting().count() == queued  # through item_queue
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_the_pipeline_commits_asynchronously_and_only_itself(services, monkeypatch, settings):
+    """PostgreSQL: the pipeline's transactions run with ``synchronous_commit = off``
+    (``DECIDE_ASYNC_COMMIT``; why it is safe: docs/operations.md), set LOCAL: the connection's
+    other transactions (labels, uploads) keep the server's setting; on with the setting off.
+    (Real transactions here: inside a test's transaction, SET LOCAL would outlive the pipeline's
+    savepoint, which is why the pipeline sets it only in a transaction of its own.)"""
+    from annotator.labelling import stream
+
+    def setting() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            return cursor.fetchone()[0]
+
+    seen: list[str] = []
+    advance = stream.advance
+
+    def record(lk, counts, limit):
+        seen.append(setting())
+        return advance(lk, counts, limit)
+
+    monkeypatch.setattr(stream, "advance", record)
+    outside = setting()
+    assert outside == "on"
+    project = digits_project(5, look_ahead=1000)
+    update_project(project.pk)
+    assert seen and set(seen) == {"off"} and setting() == outside, seen
+    settings.DECIDE_ASYNC_COMMIT = False
+    seen.clear()
+    first = Item.objects.get(project=project, seq=0)
+    Item.objects.create(project=project, seq=5, data=first.data, vector=first.vector)  # one more to decide
+    update_project(project.pk)
+    assert seen and set(seen) == {"on"}, seen
+
+
+@pytest.mark.services
+@pytest.mark.django_db
+def test_the_dashboard_reads_as_many_label_rows_with_ten_times_more_labels(services, settings):
+    settings.DASHBOARD_LABEL_WINDOW = 20
+    small, large = dashboard_label_costs(30, rows=True), dashboard_label_costs(300, rows=True)
+    assert large <= small + 5, (small, large)
+    assert large < 150, large  # a quarter of the labels at most: the window, not the table

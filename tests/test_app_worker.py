@@ -10,7 +10,7 @@ from django.db.models import Count
 from django.test import Client
 
 from annotator.labelling.enqueue import items_changed, labels_changed
-from annotator.labelling.models import Item, Label, LearnerState, Membership
+from annotator.labelling.models import CostView, Item, Label, LearnerState, Membership
 
 from .support.app import Worker, digits_project, label_everything, member
 
@@ -84,3 +84,24 @@ def test_the_worker_keeps_its_database_connection_between_tasks(services, transa
                        "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
         others = [row[0] for row in cursor.fetchall()]
     assert others and min(others) < first_task_done, (others, first_task_done)
+
+
+@pytest.mark.slow
+def test_a_real_worker_computes_the_dashboard_cost_view_the_page_asked_for(transactional_db, worker):
+    """The dashboard never replays the cost view's baseline (issue 18): its first poll shows
+    "computing…" and asks a worker once; the worker stores the view with its inputs'
+    fingerprint and the next poll shows it."""
+    project = digits_project(40, params={"delta": 0.5}, look_ahead=100)  # gold on every item
+    items_changed(project.pk)
+    worker.wait_for(lambda: not Item.objects.filter(project=project, status="pending").exists(), 60,
+                    "the items to be decided")
+    admin = Client()
+    admin.force_login(member(project, "boss", Membership.Role.ADMIN))
+    panel = admin.get(f"/projects/{project.pk}/dashboard/panel", HTTP_HX_REQUEST="true").content.decode()
+    assert "Computing…" in panel and "On the first" not in panel
+    worker.wait_for(lambda: CostView.objects.filter(project=project, computed_at__isnull=False).exists(), 60,
+                    "the worker to store the cost view")
+    stored = CostView.objects.get(project=project)
+    assert stored.fingerprint == stored.requested and stored.view["items"] == 40
+    panel = admin.get(f"/projects/{project.pk}/dashboard/panel", HTTP_HX_REQUEST="true").content.decode()
+    assert "On the first 40 decided items with a gold class" in panel and "Computing…" not in panel

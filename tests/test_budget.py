@@ -10,13 +10,16 @@ import pytest
 import scipy.sparse as sp
 
 import learners
-from learners.budget import MAX_STEP, BudgetController, knob_name
+from learners.budget import MAX_STEP, REPAY_SPAN, BudgetController, knob_name
 from learners.evaluation.engine import replay_per_item
 from learners.registry import REGISTRY
 
+#: the rate law alone: no advance (plan R n) and no pace term
+RATE_LAW_ONLY = {"horizon": 0.0, "pace_gain": 0.0}
+
 
 def test_law_moves_log_knob_by_relative_error():
-    ctl = BudgetController(0.2, 1.0, gain=0.1, boost=1.0)
+    ctl = BudgetController(0.2, 1.0, gain=0.1, boost=1.0, **RATE_LAW_ONLY)
     ctl.record(0.0, False)  # planned 0: error (0.2 - 0)/0.2 = 1
     assert ctl.value == pytest.approx(math.exp(0.1))
     ctl.record(0.5, True)  # planned 0.5 (no thinning at delta e^0.1): error -1.5
@@ -25,7 +28,7 @@ def test_law_moves_log_knob_by_relative_error():
 
 
 def test_boost_decays_and_one_step_is_bounded():
-    ctl = BudgetController(0.02, 1.0, gain=0.01, boost=4.0)
+    ctl = BudgetController(0.02, 1.0, gain=0.01, boost=4.0, **RATE_LAW_ONLY)
     assert ctl.step_gain() == pytest.approx(0.04)
     ctl.record(1.0, False)  # error -49, boosted step -1.96, bounded
     assert math.log(ctl.value) == pytest.approx(-MAX_STEP)
@@ -34,7 +37,7 @@ def test_boost_decays_and_one_step_is_bounded():
 
 
 def test_thinning_below_the_knob_floor_down_to_the_target():
-    ctl = BudgetController(0.1, 1e-3, low=1e-3, burst=1e9)
+    ctl = BudgetController(0.1, 1e-3, low=1e-3, burst=1e9, **RATE_LAW_ONLY)
     for _ in range(2000):  # every item forced (q = 1): the knob cannot help, thinning must
         ctl.record(1.0, False)
     assert ctl.value == pytest.approx(1e-3) and ctl.thinning == pytest.approx(0.1, rel=1e-4)
@@ -43,7 +46,7 @@ def test_thinning_below_the_knob_floor_down_to_the_target():
 
 
 def test_hard_cap_and_anti_windup():
-    ctl = BudgetController(0.1, 1.0, burst=2.0)
+    ctl = BudgetController(0.1, 1.0, burst=2.0, horizon=0.0)
     for _ in range(2):  # burst 2: two queries allowed at once (R (n + 1) + 2 >= n_queried + 1)
         assert ctl.adjust(1.0) > 0.0
         ctl.record(1.0, True)
@@ -61,7 +64,8 @@ def test_probability_knob_is_the_drawn_probability():
 def test_validation():
     for bad in (dict(target=0.0), dict(target=1.5), dict(target=0.1, initial=0.0),
                 dict(target=0.1, gain=-1.0), dict(target=0.1, knob="C"), dict(target=0.1, burst=-1),
-                dict(target=0.1, boost=0.5)):
+                dict(target=0.1, boost=0.5), dict(target=0.1, horizon=-1.0),
+                dict(target=0.1, pace_gain=-1e-3)):
         with pytest.raises(ValueError):
             BudgetController(**bad)
 
@@ -78,6 +82,14 @@ def test_state_round_trip_continues_identically():
     assert a.get_state() == b.get_state()
 
 
+def test_state_saved_before_the_plan_continues_as_it_ran():
+    old = {"target": 0.1, "knob": "delta", "gain": 0.005, "low": 2.0 ** -12, "high": 2.0 ** 12,
+           "burst": 3.0, "boost": 4.0, "log_value": 0.0, "n_seen": 100, "n_queried": 10}
+    ctl = BudgetController.from_state(old)
+    assert (ctl.horizon, ctl.pace_gain, ctl.offset) == (0.0, 0.0, 0.0)
+    assert ctl.plan(101) == pytest.approx(10.1)
+
+
 def test_knob_name():
     assert knob_name("random") == "p" and knob_name("active") == "delta"
     assert learners.make("oasis", n_features=2, classes=[0, 1], m=2).budget_knob() == "s0"
@@ -86,18 +98,73 @@ def test_knob_name():
     assert learners.make("osis", n_features=2, classes=[0, 1], m=2).budget_knob() == "p"
 
 
-def test_holds_ratio_on_long_synthetic_margin_stream():
-    # q = delta/(delta+|m|) with |m| drifting over time: the controller must follow it.
+def _drifting_margin_stream(ctl: BudgetController, T: int, growth: float = 10.0) -> None:
+    """q = delta/(delta+|m|) with |m| growing over time (a learner whose margins grow as it
+    learns): the knob's working value drifts upwards and the controller must follow it."""
     rng = np.random.default_rng(3)
-    ctl = BudgetController(0.1, 1.0)
-    T = 100_000
-    scale = np.linspace(0.5, 5.0, T)
+    scale = 0.5 * np.geomspace(1.0, growth, T)
     for t in range(T):
         m = abs(rng.normal()) * scale[t]
         q = ctl.adjust(ctl.value / (ctl.value + m))
         z = rng.random() < q
         ctl.record(ctl.value / (ctl.value + m), z)
+
+
+def test_holds_ratio_on_long_synthetic_margin_stream():
+    ctl = BudgetController(0.1, 1.0)
+    _drifting_margin_stream(ctl, 100_000)
     assert abs(ctl.ratio - 0.1) < 0.01
+
+
+def test_pace_term_removes_the_lag_behind_a_drifting_knob():
+    # the rate law alone under-spends while the knob climbs (a ramp lags an integral law);
+    # the pace term on the label deficit spends the plan
+    T = 20_000
+    lagging, paced = BudgetController(0.1, 1.0, **RATE_LAW_ONLY), BudgetController(0.1, 1.0)
+    _drifting_margin_stream(lagging, T, growth=100.0)
+    _drifting_margin_stream(paced, T, growth=100.0)
+    assert lagging.ratio < 0.097
+    assert abs(paced.ratio - 0.1) < 0.001
+
+
+def test_plan_spends_the_advance_early_and_repays_it():
+    ctl = BudgetController(0.1, 1.0, horizon=100.0)
+    assert ctl.plan(0) == pytest.approx(10.0) and ctl.plan(100) == pytest.approx(20.0)
+    end = 100 * (1 + REPAY_SPAN)
+    assert ctl.plan(end) == pytest.approx(0.1 * end) and ctl.plan(5000) == pytest.approx(500.0)
+    assert ctl.plan(200) == pytest.approx(0.1 * 200 + 10.0 * (1 - (200 - 100) / (REPAY_SPAN * 100)))
+    while not ctl.capped():  # a stream that queries every item it may
+        ctl.record(1.0, True)
+    # the advance (10) and the burst (3) from the first item: n + 1 <= 0.1 (n + 1) + 13 up to n = 13
+    assert ctl.n_queried == 14
+
+
+def test_front_loads_then_holds_the_ratio_on_a_learning_stream():
+    # margins start at 0 (every rule queries a learner that knows nothing) and grow: the
+    # first horizon spends more than R, the whole stream R
+    rng = np.random.default_rng(0)
+    ctl = BudgetController(0.05, 1.0)
+    T, first = 10_000, 0
+    for t in range(T):
+        m = abs(rng.normal()) * min(5.0, ctl.n_queried / 20.0)
+        q = ctl.value / (ctl.value + m)
+        z = rng.random() < ctl.adjust(q)
+        ctl.record(q, z)
+        first += int(z and t < ctl.horizon)
+    assert first > 1.5 * 0.05 * ctl.horizon
+    assert abs(ctl.ratio - 0.05) < 0.0025
+
+
+def test_retarget_keeps_the_plan_continuous():
+    ctl = BudgetController(0.1, 1.0)
+    for _ in range(5000):
+        ctl.record(0.1, False)
+    before = ctl.plan(ctl.n_seen)
+    ctl.retarget(0.2)  # a per-day budget whose arrival rate halved: no catch-up of the past
+    assert ctl.plan(ctl.n_seen) == pytest.approx(before)
+    assert ctl.plan(ctl.n_seen + 10) == pytest.approx(before + 2.0)
+    with pytest.raises(ValueError):
+        ctl.retarget(0.0)
 
 
 def _stream(n: int, d: int, k: int) -> tuple[sp.csr_matrix, np.ndarray]:

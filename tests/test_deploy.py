@@ -91,13 +91,15 @@ def _label_through_production_install(python: str, broker: str, queue: str, tmp_
 
 
 def test_the_production_install_embeds_texts_offline_without_torch(production_python):
-    """A new text project's default featurizer (the MiniLM embedding) works from the production
-    install alone: weights from the installed package, no hub, no PyTorch. Its rows are the 384
-    embedding columns and the new-project intercept column."""
+    """A new text project's default featurizer (the MiniLM embedding beside hashed word n-grams)
+    works from the production install alone: weights from the installed package, no hub, no
+    PyTorch. Its rows are the 384 embedding columns, 2 x 2^18 hashed columns (the char block
+    empty) and the new-project intercept column."""
     code = ("import sys\n"
             "from learners.features import DEFAULT, default_config, make_featurizer\n"
             "X = make_featurizer(default_config('text')).transform(['free entry now', 'see you at 5'])\n"
-            "assert DEFAULT['text'] == 'minilm' and X.shape == (2, 385) and X.nnz == 770\n"
+            "assert DEFAULT['text'] == 'minilm-ngrams' and X.shape == (2, 384 + 2 * 2**18 + 1)\n"
+            "assert X.nnz == 2 * 385 + 5 + 7  # + unigrams and bigrams of each text\n"
             "assert 'torch' not in sys.modules\n")
     env = {"PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1", "HOME": os.environ.get("HOME", "/tmp")}
     subprocess.run([production_python, "-c", code], check=True, cwd=ROOT, env=env, timeout=300)

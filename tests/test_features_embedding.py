@@ -85,7 +85,7 @@ def test_a_new_project_appends_the_intercept_column_and_stored_configs_keep_thei
     """docs/algorithms/common.md, "Inputs: the intercept column": a new project's minilm rows are
     the embedding plus a constant column; a config stored without the option, or with 0, has none."""
     texts = ["Free entry in 2 a wkly comp", "see you at 5"]
-    config = default_config("text")
+    config = default_config("text", "minilm")
     assert config["intercept"] == NEW_PROJECT_INTERCEPT > 0
     new = make_featurizer(config)
     X = new.transform(texts).toarray()
@@ -109,7 +109,7 @@ def test_the_intercept_column_lets_the_default_learner_reach_rivers_accuracy_on_
     LogisticRegression (learning rate 1, its own intercept) reached on the same vectors
     (benchmarks/label_efficiency.py's river loop; river is not installed for the tests)."""
     texts, labels = raw_data.sms(2000)
-    X = make_featurizer(default_config("text")).transform(texts)
+    X = make_featurizer(default_config("text", "minilm")).transform(texts)
     task = make_task(np.array(labels, dtype=object))
 
     def accuracy(rows, budget: float) -> float:
@@ -144,7 +144,7 @@ def test_bad_items_are_feature_errors(raw, needle):
 
 @pytest.mark.parametrize("config,needle", [
     ({"kind": "text", "name": "bert"},
-     "unknown text featurizer 'bert'; valid: hashed-ngrams, minilm, minilm-ngrams"),
+     "unknown text featurizer 'bert'; valid: hashed-ngrams, minilm, minilm-ngrams, minilm-chars"),
     ({"kind": "text", "name": "minilm", "max_tokens": 4}, "max_tokens must be an integer >= 8"),
     ({"kind": "text", "name": "minilm", "n_features": 10}, "unknown option(s) ['n_features']"),
     ({"kind": "text", "name": "minilm", "version": 2}, "version 2"),
@@ -162,8 +162,9 @@ def test_another_model_package_version_is_refused(monkeypatch):
 
 
 def test_registry_names_defaults_and_legacy_configs():
-    assert featurizer_names("text") == ["hashed-ngrams", "minilm", "minilm-ngrams"]
-    assert DEFAULT["text"] == "minilm" and default_config("text")["name"] == "minilm"
+    assert featurizer_names("text") == ["hashed-ngrams", "minilm", "minilm-ngrams", "minilm-chars"]
+    # a new text project's: benchmarks/TEXT_FEATURES.md
+    assert DEFAULT["text"] == "minilm-ngrams" and default_config("text")["name"] == "minilm-ngrams"
     # a config stored before featurizers had names keeps its featurizer
     assert make_featurizer({"kind": "text"}).name == "hashed-ngrams"
     assert featurizer_class("text", "minilm") is embedding.MiniLMFeaturizer
@@ -172,10 +173,10 @@ def test_registry_names_defaults_and_legacy_configs():
 
 
 @pytest.mark.datasets
-@pytest.mark.parametrize("name", ["minilm", "minilm-ngrams"])
+@pytest.mark.parametrize("name", ["minilm", "minilm-ngrams", "minilm-chars"])
 def test_exported_model_predicts_raw_texts_in_a_process_without_django_or_network(tmp_path, name):
-    """Both embedding featurizers (``minilm-ngrams``: learners/features/text_hybrid.py), as a new
-    project configures them."""
+    """Every embedding featurizer (``minilm-ngrams``, ``minilm-chars``:
+    learners/features/text_hybrid.py), as a new project configures them."""
     texts, labels = raw_data.sms(600)
     f = make_featurizer(default_config("text", name))
     lrn = learners.make("paa-i", n_features=f.n_features, classes=["ham", "spam"])

@@ -1,5 +1,6 @@
-"""The hybrid text featurizer (``minilm-ngrams``): its three blocks and their weights, options,
-bad inputs, and a project of kind text using it, replayed from the same upload file."""
+"""The hybrid text featurizers (``minilm-ngrams``, ``minilm-chars``): their three blocks and
+weights, options, bad inputs, and a project of kind text using one, replayed from the same
+upload file."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ TEXTS = ["Free entry in 2 a wkly comp to win FA Cup final tkts 21st May 2005.", 
 HASHED = 2**10
 
 
-def hybrid(**options):
-    return make_featurizer({"kind": "text", "name": "minilm-ngrams", "n_features": HASHED, **options})
+def hybrid(name: str = "minilm-chars", **options):
+    return make_featurizer({"kind": "text", "name": name, "n_features": HASHED, **options})
 
 
 def blocks(X: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -53,6 +54,26 @@ def test_rows_are_the_weighted_embedding_char_and_word_blocks():
                                atol=1e-6)
 
 
+def test_minilm_ngrams_is_the_embedding_and_word_blocks_and_the_text_default():
+    f = hybrid("minilm-ngrams", intercept=0)
+    emb, char, word = blocks(f.transform(TEXTS))
+    assert not char.any()  # char_weight 0 by default
+    scale = 2.0 / np.sqrt(2.0)  # weights 1, 0, 1; norm 2
+    hashed = make_featurizer({"kind": "text", "name": "hashed-ngrams", "n_features": HASHED})
+    np.testing.assert_allclose(word, hashed.transform(TEXTS).toarray() * scale, rtol=1e-12)
+    np.testing.assert_allclose(norms(emb), scale, rtol=1e-5)
+    assert default_config("text")["name"] == "minilm-ngrams"
+    # the same class of rows: minilm-chars' weights given to minilm-ngrams give minilm-chars' rows
+    same = hybrid("minilm-ngrams", char_weight=1, word_weight=0.5).transform(TEXTS)
+    np.testing.assert_array_equal(same.toarray(), hybrid().transform(TEXTS).toarray())
+
+
+def test_rows_from_embeddings_computed_elsewhere_equal_the_transform():
+    f = hybrid()
+    minilm = make_featurizer({"kind": "text", "name": "minilm"}).transform(TEXTS).toarray()
+    np.testing.assert_array_equal(f.combine(minilm, TEXTS).toarray(), f.transform(TEXTS).toarray())
+
+
 def test_weights_and_norm_options():
     _, char, word = blocks(hybrid(intercept=0, word_weight=0, norm=1).transform(TEXTS))
     assert not word.any()  # a weight of 0 leaves the block empty
@@ -75,7 +96,7 @@ def test_empty_text_and_text_without_words():
 
 
 def test_a_new_project_gets_the_intercept_column_and_configs_round_trip():
-    config = default_config("text", "minilm-ngrams")
+    config = default_config("text", "minilm-chars")
     assert config["intercept"] == NEW_PROJECT_INTERCEPT > 0
     f = make_featurizer(config)
     assert f.n_features == embedding.DIM + 2 * 2**18 + 1
@@ -83,7 +104,7 @@ def test_a_new_project_gets_the_intercept_column_and_configs_round_trip():
     np.testing.assert_array_equal(X.toarray()[:, -1], NEW_PROJECT_INTERCEPT)
     np.testing.assert_array_equal(make_featurizer(f.config()).transform(TEXTS[:2]).toarray(), X.toarray())
     np.testing.assert_allclose(f.transform_one(TEXTS[1]).toarray(), X[1:].toarray(), atol=1e-5)
-    assert "minilm-ngrams" in featurizer_names("text")
+    assert {"minilm-ngrams", "minilm-chars"} <= set(featurizer_names("text"))
 
 
 @pytest.mark.parametrize("options,needle", [
@@ -109,8 +130,9 @@ def test_bad_items_are_feature_errors(raw, needle):
 
 @pytest.mark.django_db
 def test_a_text_project_with_the_hybrid_featurizer_stores_what_the_replay_reads(tmp_path):
-    """A project of kind text configured with minilm-ngrams imports an upload through the app's
-    ingest; the replay of the same file with ``--featurizer minilm-ngrams`` sees the same vectors."""
+    """A project of kind text configured with minilm-chars imports an upload through the app's
+    ingest; the replay of the same file with ``--featurizer minilm-chars`` sees the same vectors
+    (a new project's minilm-ngrams: tests/test_replay_raw.py, through the default)."""
     from annotator.labelling.ingest import import_records, parse_upload
     from annotator.labelling.projects import create_project
     from annotator.labelling.vectors import decode
@@ -119,7 +141,7 @@ def test_a_text_project_with_the_hybrid_featurizer_stores_what_the_replay_reads(
                                      for i, t in enumerate(TEXTS * 8))).encode()
     path = tmp_path / "sms.csv"
     path.write_bytes(data)
-    config = featurizer_config("text", "minilm-ngrams", {"n_features": str(HASHED)})
+    config = featurizer_config("text", "minilm-chars", {"n_features": str(HASHED)})
     project = create_project(name="hybrid", item_kind="text", classes=["ham", "spam"], task="binary",
                              algorithm="d-amd", featurizer_config=config)
     items = import_records(project, parse_upload(project, "sms.csv", data))

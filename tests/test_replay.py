@@ -149,10 +149,15 @@ def test_cli_target_ratio_and_budget(small_file, tmp_path):
                  "--runs", "2", "--quiet", "--json", str(out)]) == 0
     r = json.loads(out.read_text())["results"][0]
     assert r["calibration"]["reached"] and abs(r["mean"]["query_ratio"] - 0.3) <= 0.005
-    assert main(["--data", str(small_file), "--algo", "paa-i", "--budget", "0.3", "--quiet",
+    # the budget's plan spends an advance early and has repaid it by item 3000 (docs/budget.md):
+    # a stream well past that holds R
+    X, y = synthetic(6000, 8, 2, seed=4)
+    long_file = tmp_path / "long.libsvm"
+    _write_libsvm(long_file, X, y)
+    assert main(["--data", str(long_file), "--algo", "paa-i", "--budget", "0.3", "--quiet",
                  "--json", str(out)]) == 0
     r = json.loads(out.read_text())["results"][0]
-    assert abs(r["mean"]["query_ratio"] - 0.3) < 0.05 and r["budget"] == 0.3
+    assert abs(r["mean"]["query_ratio"] - 0.3) < 0.01 and r["budget"] == 0.3
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -149,14 +149,14 @@ def test_staff_create_a_text_project(client):
 
 def test_new_project_offers_each_featurizer_with_its_measured_speed(client, tmp_path, monkeypatch):
     speeds = tmp_path / "speeds.json"
-    speeds.write_text('{"minilm": 234.5, "hashed-ngrams": 5251.0}')
+    speeds.write_text('{"minilm-ngrams": 234.5, "hashed-ngrams": 5251.0}')
     monkeypatch.setattr(features, "SPEEDS_FILE", speeds)
     client.force_login(get_user_model().objects.create_user("staff", password="pw", is_staff=True))
     page = parse(client.get("/projects/new").content)
     options = page.by_id("featurizer_name").find_all("option")
     shown = {o.attrs["value"]: o.text.split() for o in options if o.attrs["value"]}
     assert set(shown) == {n for kind in features.KINDS for n in features.featurizer_names(kind)}
-    assert shown["minilm"] == ["minilm", "·", "234", "items/s", "·", "default"]
+    assert shown["minilm-ngrams"] == ["minilm-ngrams", "·", "234", "items/s", "·", "default"]
     assert shown["hashed-ngrams"] == ["hashed-ngrams", "·", "5,251", "items/s"]
     assert shown["deskew-hog"][2:4] == ["speed", "not"]  # absent from the file: said so
     # a new project's options shown as the JSON the field takes (minilm's intercept column:
@@ -173,7 +173,7 @@ def test_new_project_offers_each_featurizer_with_its_measured_speed(client, tmp_
     client.post("/projects/new", {"name": "spam", "task": "binary", "item_kind": "text",
                                   "classes": "ham,spam"})
     spam = Project.objects.get(name="spam").featurizer_config
-    assert spam["name"] == features.DEFAULT["text"] == "minilm"
+    assert spam["name"] == features.DEFAULT["text"] == "minilm-ngrams"
     assert spam["intercept"] == 0.5  # blank options: a new project's values, not the stored-config defaults
     for form, needle in (({"featurizer_name": "deskew-hog"}, "'deskew-hog' is not one for text items"),
                          ({"featurizer": '{"name": "pixels"}'}, "choose the featurizer in its list")):

@@ -15,9 +15,10 @@ from django.apps import apps
 import learners
 from annotator.labelling import stats
 from annotator.labelling.annotation import submit_label, undo_last_label
-from annotator.labelling.baseline import RUNS, cost_view, rows_wanted
-from annotator.labelling.models import Item, Label, Project, StreamStats
+from annotator.labelling.baseline import RUNS, compute, rows_wanted
+from annotator.labelling.models import CostView, Item, Label, Project, StreamStats
 from annotator.labelling.pipeline import update_project
+from annotator.labelling.tasks import compute_cost_view
 from annotator.labelling.vectors import decode
 from learners.evaluation.engine import replay
 
@@ -98,7 +99,7 @@ def test_cost_view_compares_the_learner_with_random_querying_at_its_label_rate(c
     _label_the_stream(project, member(project, "ann"))
     gold_n = StreamStats.objects.get(project=project).gold_n
     assert gold_n == 70 and rows_wanted(gold_n) == 60
-    view = cost_view(project, gold_n)
+    view = compute(project, gold_n)
     # the learner's own curve: its logged decisions on the first 60 gold items
     items = list(Item.objects.filter(project=project).order_by("seq")[:60])
     queried = sum(bool(i.queried) for i in items)
@@ -118,6 +119,14 @@ def test_cost_view_compares_the_learner_with_random_querying_at_its_label_rate(c
         spent.append(trace.queried.sum())
     assert view["random_end"] == (pytest.approx(np.mean(spent)), pytest.approx(np.mean(acc)))
     client.force_login(member(project, "boss", role="admin"))
+    # no request replays the baseline: "computing..." until a worker stored it (issue 18)
+    panel = _panel(client, project)
+    assert panel.by_id("cost-summary").text.strip().startswith("Computing…")
+    assert panel.by_id("chart-cost").find("text", class_="no-data").text == "computing…"
+    compute_cost_view(project.pk)  # what the worker asked by that request runs
+    stored = CostView.objects.get(project=project)
+    assert stored.view["active_end"] == [queried, pytest.approx(right)]
+    assert stored.requested == stored.fingerprint
     panel = _panel(client, project)
     summary = panel.by_id("cost-summary").text
     assert "On the first 60 decided items with a gold class" in summary
@@ -128,10 +137,14 @@ def test_cost_view_compares_the_learner_with_random_querying_at_its_label_rate(c
     Project.objects.filter(pk=project.pk).update(algorithm="kmc", params={})
     project.refresh_from_db()
     update_project(project.pk)  # the pipeline follows the switch (a new revision for the dashboard)
-    view = cost_view(project, gold_n)
+    view = compute(project, gold_n)
     assert view["random"] == [] and view["random_end"] is None and view["active_end"][0] == queried
+    panel = _panel(client, project)  # the stored view is stale (another algorithm): shown, computing
+    assert "with a gold class" in panel.by_id("cost-summary").text and panel.by_id("cost-computing")
+    compute_cost_view(project.pk)
     panel = _panel(client, project)
     assert "Random querying is not replayed for kmc" in panel.by_id("no-random").text
+    assert not panel.find_all(id="cost-computing")
 
 
 def test_cost_view_says_no_data_yet_without_gold(client):

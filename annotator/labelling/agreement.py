@@ -25,7 +25,8 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from django.db.models import Count
+from django.conf import settings
+from django.db.models import Count, QuerySet
 from sklearn.metrics import cohen_kappa_score
 
 from .models import Label, Project
@@ -106,21 +107,34 @@ def _codes(values: Iterable[Hashable]) -> dict[Hashable, int]:
     return {value: i for i, value in enumerate(sorted(set(values), key=repr))}
 
 
-def project_opinions(project: Project) -> list[Opinion]:
+def recent_labels(project: Project) -> QuerySet[Label]:
+    """The project's newest labels, :data:`~django.conf.settings.DASHBOARD_LABEL_WINDOW` of them
+    (more on a tie of creation times), read through the ``(project, created)`` index: the
+    dashboard's window, so that a poll reads as many label rows at any length of the stream
+    (issue 18). Undone ones included (callers filter)."""
+    labels = Label.objects.filter(project=project)
+    window = settings.DASHBOARD_LABEL_WINDOW
+    start = labels.order_by("-created").values_list("created", flat=True)[window - 1:window].first()
+    return labels if start is None else labels.filter(created__gte=start)
+
+
+def project_opinions(project: Project, labels: QuerySet[Label] | None = None) -> list[Opinion]:
     """The project's opinions (see the module docstring) on the items with two or more of them,
-    in label order (the database leaves out the rest: most items have one label)."""
-    standing = Label.objects.filter(project=project, undone_at__isnull=True, annotator__isnull=False,
-                                    kind=Label.Kind.OPINION)
+    in label order (the database leaves out the rest: most items have one label); among
+    ``labels`` only (e.g. :func:`recent_labels`; default: every label of the project)."""
+    labels = Label.objects.filter(project=project) if labels is None else labels
+    standing = labels.filter(undone_at__isnull=True, annotator__isnull=False, kind=Label.Kind.OPINION)
     overlapped = standing.values("item_id").annotate(n=Count("id")).filter(n__gte=2).values("item_id")
     rows = (standing.filter(item_id__in=overlapped).order_by("id")
             .values_list("item_id", "annotator__username", "value"))
     return [(item, annotator, value) for item, annotator, value in rows]
 
 
-def project_agreement(project: Project) -> dict[str, Any]:
+def project_agreement(project: Project, labels: QuerySet[Label] | None = None) -> dict[str, Any]:
     """``{"alpha": {"value", "n_items"}, "pairs": [{"annotators": [a, b], "kappa", "n_items"}]}``
-    of the project's opinions (JSON-able, for the API and the dashboard)."""
-    opinions = project_opinions(project)
+    of the project's opinions (JSON-able, for the API and the dashboard), among ``labels`` as
+    :func:`project_opinions`."""
+    opinions = project_opinions(project, labels)
     alpha = krippendorff_alpha(opinions)
     return {"alpha": {"value": alpha.value, "n_items": alpha.n_items},
             "pairs": [{"annotators": list(pair), "kappa": k.value, "n_items": k.n_items}

@@ -38,6 +38,6 @@ def controller(project: Project, state: LearnerState, learner: Learner) -> Budge
     saved = state.budget_state
     if saved and saved.get("knob") == learner.budget_knob():
         ctl = BudgetController.from_state(saved)
-        ctl.target = target  # a per-day budget's ratio follows the arrival rate
+        ctl.retarget(target)  # a per-day budget's ratio follows the arrival rate
         return ctl
     return BudgetController.for_learner(target, learner)

@@ -77,12 +77,15 @@ def disagreements(project: Project, include_outvoted: bool = False) -> QuerySet[
             .select_related("item").order_by("item__seq"))
 
 
-def values(project: Project) -> dict[int, Any]:
+def values(project: Project, items: Any = None) -> dict[int, Any]:
     """``{item id: class}`` of the items whose consensus is settled: agreed, majority or
-    adjudicated (a disputed item is left out, even with Dawid-Skene's class in the learner)."""
+    adjudicated (a disputed item is left out, even with Dawid-Skene's class in the learner);
+    among ``items`` (ids, or a query of them) when given."""
     settled = [Consensus.Status.AGREED, Consensus.Status.MAJORITY, Consensus.Status.ADJUDICATED]
-    return dict(Consensus.objects.filter(project=project, status__in=settled, value__isnull=False)
-                .values_list("item_id", "value"))
+    found = Consensus.objects.filter(project=project, status__in=settled, value__isnull=False)
+    if items is not None:
+        found = found.filter(item_id__in=items)
+    return dict(found.values_list("item_id", "value"))
 
 
 def demote(label: Label, item: Item, counts: StreamStats) -> bool:

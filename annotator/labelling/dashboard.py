@@ -3,12 +3,16 @@ accuracy (:mod:`.baseline`) and curves (inline SVG), per project.
 
 :func:`dashboard_data` adds to :func:`.metrics.project_metrics` the per-annotator figures, the
 agreement between annotators (:func:`.agreement.project_agreement`) and the annotators' quality
-(:func:`.quality.annotator_quality`), both shown to admins only, the audit of the model's own
+(:func:`.quality.annotator_quality`), both shown to admins only (these three over the project's
+newest ``DASHBOARD_LABEL_WINDOW`` labels, :func:`.agreement.recent_labels`: a poll reads as many
+label rows at any length of the stream, issue 18), the audit of the model's own
 labels (:func:`.audit.audit_estimate`), the label cost, the worker health and the curves. It is
 polled every 2 s, so it is cached per process and recomputed only when the project changed:
 the key is the learner state's revision (bumped by every pipeline save: labels applied, items
 decided) plus the newest label id (labels stored but not applied yet), the newest review and
-review decision, and the newest heartbeat.
+review decision, and the newest heartbeat, and when a worker last stored the cost view (which
+no request computes: ``cost_pending`` is the fingerprint a worker should compute it for, which
+the view layer asks for, :func:`.baseline.ask_worker`).
 """
 
 from __future__ import annotations
@@ -18,16 +22,17 @@ import statistics
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
 
-from .agreement import project_agreement
+from .agreement import project_agreement, recent_labels
 from .audit import audit_estimate
-from .baseline import cost_view
+from .baseline import stored_at, stored_view
 from .metrics import aggregates, project_metrics
 from .models import Item, Label, LearnerState, Project, Review
 from .quality import annotator_quality
@@ -50,10 +55,11 @@ def health(project: Project) -> dict[str, Any]:
             "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
 
 
-def annotators(project: Project) -> list[dict[str, Any]]:
-    """Per annotator: labels given (not undone) and the median seconds per label."""
+def annotators(labels: QuerySet[Label]) -> list[dict[str, Any]]:
+    """Per annotator: ``labels`` given (not undone) and the median seconds per label (the
+    dashboard passes its window of the newest labels, :func:`.agreement.recent_labels`)."""
     rows: dict[str, list] = {}
-    for name, seconds in (Label.objects.filter(project=project, undone_at__isnull=True)
+    for name, seconds in (labels.filter(undone_at__isnull=True)
                           .values_list("annotator__username", "seconds")):
         rows.setdefault(name or "(deleted user)", []).append(seconds)
     return [{"name": name, "labels": len(secs),
@@ -114,10 +120,11 @@ def class_distribution(project: Project) -> dict[str, Any]:
     return {"rows": rows, "labels": labels, "auto": auto}
 
 
-def charts(project: Project, cost: dict[str, Any] | None = None) -> dict[str, str]:
+def charts(project: Project, cost: dict[str, Any] | None = None, computing: bool = False) -> dict[str, str]:
     """The five SVG charts (inline SVG text), drawn on the server; the 95% interval of the
     importance-weighted estimate is a band, accuracies and ratios stay within [0, 1]. ``cost``:
-    the cost-per-accuracy view (:func:`.baseline.cost_view`), None when there is none."""
+    the cost-per-accuracy view (:func:`.baseline.stored_view`), None when there is none;
+    ``computing``: a worker is computing it (said on an empty chart)."""
     c = curves(project)
     small: dict[str, Any] = {"width": 560, "height": 340, "log_x": False, "legend_below": True, "y_min": 0.0}
     unit = {**small, "y_max": 1.0}
@@ -137,7 +144,8 @@ def charts(project: Project, cost: dict[str, Any] | None = None) -> dict[str, st
         "cost": line_chart([("this learner (active)", cost["active"] if cost else [], True),
                             ("random querying, same label rate", cost["random"] if cost else [], True)],
                            title="Accuracy per label spent (items with gold)", x_label="labels spent",
-                           y_label="online accuracy", empty="no data yet: needs 10 decided items with gold",
+                           y_label="online accuracy", empty="computing…" if computing
+                           else "no data yet: needs 10 decided items with gold",
                            **unit),
     }
 
@@ -156,9 +164,12 @@ def iw_blocker(project: Project, metrics: dict[str, Any]) -> dict[str, Any] | No
 def fingerprint(project: Project) -> tuple:
     """Changes whenever anything the dashboard shows (but the clock) changes."""
     revision = LearnerState.objects.filter(project=project).values_list("revision", flat=True).first()
-    newest_label = Label.objects.filter(project=project).aggregate(m=Max("id"), u=Max("undone_at"))
+    labels = Label.objects.filter(project=project)  # each through its index, not a scan (issue 18)
+    newest = labels.order_by("-created").values_list("id", flat=True).first()
+    undone = (labels.filter(undone_at__isnull=False).order_by("-undone_at")
+              .values_list("undone_at", flat=True).first())
     reviews = Review.objects.filter(project=project).aggregate(m=Max("id"), d=Max("decided_at"))
-    return (project.pk, revision, newest_label["m"], newest_label["u"], reviews["m"], reviews["d"])
+    return (project.pk, revision, newest, undone, reviews["m"], reviews["d"], stored_at(project))
 
 
 def dashboard_data(project: Project) -> dict[str, Any]:
@@ -169,19 +180,21 @@ def dashboard_data(project: Project) -> dict[str, Any]:
     fresh = data is None
     if data is None:
         metrics = project_metrics(project)
-        view = cost_view(project, metrics["accuracy_gold"]["n"])
+        window = recent_labels(project)  # issue 18: the same label rows at any stream length
+        view, pending = stored_view(project, metrics["accuracy_gold"]["n"])
         if view is not None and project.price_per_label is not None:
             view = {**view, "active_cost": project.price_per_label * view["active_end"][0],
                     "random_cost": project.price_per_label * view["random_end"][0]
                     if view["random_end"] is not None else None}
         data = {"metrics": metrics, "auto": metrics["seen"] - metrics["queried"],
-                "annotators": annotators(project), "charts": charts(project, view),
-                "classes": class_distribution(project), "cost_view": view,
+                "annotators": annotators(window), "label_window": settings.DASHBOARD_LABEL_WINDOW,
+                "charts": charts(project, view, pending is not None),
+                "classes": class_distribution(project), "cost_view": view, "cost_pending": pending,
                 "iw_blocker": iw_blocker(project, metrics),
                 "cost": None if project.price_per_label is None
                 else project.price_per_label * metrics["labels"]}
-        data["agreement"] = project_agreement(project)
-        data["quality"] = annotator_quality(project)
+        data["agreement"] = project_agreement(project, window)
+        data["quality"] = annotator_quality(project, window)
         data["audit"] = audit_estimate(project)
         cache.set(key, data, 300)
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()

@@ -11,7 +11,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from .access import is_project_admin, project_for, sees_dashboard
+from .baseline import ask_worker
 from .dashboard import dashboard_data
+from .enqueue import cost_view_stale
 from .models import Project
 from .web import AppRequest
 
@@ -28,6 +30,8 @@ def _context(request: AppRequest, project: Project) -> dict[str, Any]:
     """The dashboard's figures; the agreement between annotators, their quality (which would
     tell them about honeypots) and the console link are for admins only."""
     data = dashboard_data(project)
+    if data["cost_pending"] is not None and ask_worker(project.pk, data["cost_pending"]):
+        cost_view_stale(project.pk)  # shown as "computing..." until a worker stored it
     is_admin = is_project_admin(request.user, project)
     if not is_admin:
         data.pop("agreement")

@@ -10,6 +10,8 @@ happens at once. A broker that cannot be reached is logged, not raised: the peri
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -43,6 +45,23 @@ def items_changed(project_id: int) -> None:
     after_commit(tasks.advance_stream, project_id)
 
 
+#: least time between two requests, by one import, to decide its new items
+DECIDE_NOTICE_SECONDS = 1.0
+
+
+def items_arriving(project_id: int | None) -> Callable[[], None]:
+    """A callable for an import to call after each committed chunk: :func:`items_changed` at most
+    once per :data:`DECIDE_NOTICE_SECONDS`, however small the chunks (None: a missing project,
+    nothing is sent)."""
+    last = [-DECIDE_NOTICE_SECONDS]
+
+    def notice() -> None:
+        if project_id is not None and time.monotonic() - last[0] >= DECIDE_NOTICE_SECONDS:
+            last[0] = time.monotonic()
+            items_changed(project_id)
+    return notice
+
+
 def top_up_if_low(project: Project) -> None:
     """Ask a worker to decide more items when the queue runs low (:func:`.queue.runs_low`)."""
     if queue.runs_low(project):
@@ -52,6 +71,11 @@ def top_up_if_low(project: Project) -> None:
 def import_upload(job_id: int) -> None:
     """An upload (:class:`.models.ImportJob`) was stored: import it."""
     after_commit(tasks.import_upload, job_id)
+
+
+def cost_view_stale(project_id: int) -> None:
+    """The dashboard's cost-per-accuracy view is missing or stale: a worker computes it."""
+    after_commit(tasks.compute_cost_view, project_id)
 
 
 def run_planner(run_id: int) -> None:

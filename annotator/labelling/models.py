@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 import learners
@@ -192,12 +192,12 @@ def waiting_q(now: Any) -> Q:
     The one definition of "waiting" (the queue, the look-ahead, the project list, the API's and
     the dashboard's counts); a ``Q`` so that the lease query can combine it with other rules.
     """
-    return Q(status=Item.Status.QUEUED) | Q(status=Item.Status.LEASED, lease_expires__lt=now)
+    return Q(queue_status=Item.Status.QUEUED) | Q(queue_status=Item.Status.LEASED, lease_expires__lt=now)
 
 
 def live_lease_q(now: Any) -> Q:
     """Items leased to anyone with a lease that has not expired at ``now`` (a live lease)."""
-    return Q(status=Item.Status.LEASED, lease_expires__gte=now)
+    return Q(queue_status=Item.Status.LEASED, lease_expires__gte=now)
 
 
 def leased_by_q(user: Any, now: Any) -> Q:
@@ -267,6 +267,14 @@ class Item(models.Model):
     vector = models.BinaryField(null=True, help_text="None once dropped by the retention sweep")
     gold = models.JSONField(null=True, blank=True, help_text="known true class (hidden from annotators)")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    # issue 18: ``status`` while queued or leased, else NULL, computed by the database. The queue's
+    # partial indexes and the queries that walk them (waiting_q, live_lease_q) read this column
+    # and not ``status``: deciding an item (pending -> auto, most of a stream) then changes no
+    # column any index reads, and PostgreSQL rewrites the row heap-only (HOT: no index entry),
+    # when its page has room (the table's fillfactor, migration 0016; docs/operations.md)
+    queue_status = models.GeneratedField(
+        expression=Case(When(status__in=["queued", "leased"], then=F("status")), default=Value(None)),
+        output_field=models.CharField(max_length=10, null=True), db_persist=True)
     lease_owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, db_index=False,
                                     on_delete=models.SET_NULL, related_name="leases")
     lease_expires = models.DateTimeField(null=True, blank=True)
@@ -290,20 +298,21 @@ class Item(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "seq"], name="one_seq_per_project")]
-        # issue 18: no index on the churning status column but partial ones, which hold the queue
-        # only (queued and leased items), for the lease query and the waiting counts; pending
+        # issue 18: no index on the churning status column but partial ones on queue_status, which
+        # hold the queue only (queued and leased items), for the lease query and the waiting counts; pending
         # items are found by seq (decided in seq order, see .stream). ``item_leases``: the leased
         # items alone (a few, one per annotator), for the live leases whatever the queue's length;
         # ``item_lease_owner``: the foreign key's index without the rows that have no owner (all
         # but the leased ones), which every status change would otherwise write to
         indexes = [models.Index(fields=["project", "seq"], name="item_queue",
-                                condition=Q(status__in=["queued", "leased"])),
+                                condition=Q(queue_status__in=["queued", "leased"])),
                    models.Index(fields=["project", "lease_expires"], name="item_leases",
-                                condition=Q(status="leased")),
+                                condition=Q(queue_status="leased")),
                    models.Index(fields=["lease_owner"], name="item_lease_owner",
                                 condition=Q(lease_owner__isnull=False)),
                    # the audit's population (.audit): empty for a project that never audited, so
-                   # its dashboard does not count the decision log
+                   # its dashboard does not count the decision log (the decisions of a project
+                   # that audits set audit_prob, so they are not heap-only)
                    models.Index(fields=["project", "seq"], name="item_audited",
                                 condition=Q(audit_prob__isnull=False))]
         ordering = ["project", "seq"]
@@ -358,7 +367,9 @@ class Label(models.Model):
         ordering = ["id"]
         indexes = [models.Index(fields=["project", "applied_version"]),
                    # the look-ahead counts who labelled in the last lease period, on every pipeline run
-                   models.Index(fields=["project", "created"])]
+                   models.Index(fields=["project", "created"]),
+                   # the dashboard's fingerprint: the newest undo, not a scan of the labels (issue 18)
+                   models.Index(fields=["project", "undone_at"])]
 
     def __str__(self) -> str:
         return f"{self.item} = {self.value!r}"
@@ -616,6 +627,25 @@ class StreamStats(models.Model):
                                      "({str(class): count}), the dashboard's class distribution")
     auto_classes = models.JSONField(default=dict, help_text="items decided and not queried per "
                                     "predicted class ({str(class): count})")
+
+
+class CostView(models.Model):
+    """A project's cost-per-accuracy view (:mod:`.baseline`, docs/cost.md), computed by a worker
+    (``tasks.compute_cost_view``) and stored here, so no request replays the baseline (issue 18).
+
+    ``fingerprint``: of the inputs it was computed from (:func:`.baseline.inputs_fingerprint`:
+    the project's algorithm, parameters, classes and the number of gold rows); ``view``: the
+    result (None: too few usable rows). ``requested`` / ``requested_at``: the fingerprint a
+    worker was last asked to compute, and when (a lost message is asked again after a while).
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, primary_key=True,
+                                   related_name="cost_view")
+    fingerprint = models.CharField(max_length=40, blank=True, default="")
+    view = models.JSONField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    requested = models.CharField(max_length=40, blank=True, default="")
+    requested_at = models.DateTimeField(null=True, blank=True)
 
 
 class Review(models.Model):

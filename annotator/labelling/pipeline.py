@@ -26,7 +26,8 @@ import logging
 import time
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 
 import learners
 
@@ -44,10 +45,12 @@ DECIDE_CHUNK = 10_000
 #: Seconds a chunk's decisions should take: each chunk has fixed costs (saving the learner, 2 MB
 #: for hashed text features, took 0.25 s on a loaded machine), which longer chunks share out.
 CHUNK_SECONDS = 1.0
-#: Decisions between two looks for a waiting label within a chunk (a label stops the chunk), the
+#: The first step's decisions before a look for a waiting label (a label stops the chunk), the
 #: most decisions in a transaction that applied labels and the first chunk's size: a label's
 #: top-up (the queue lost one item) needs about 1 / query ratio decisions.
 AFTER_LABELS = 100
+#: Seconds of decisions between two looks for a waiting label once a chunk is under way.
+STEP_SECONDS = 0.2
 #: Parameters a learner can change mid-stream (``Learner.set_params``); others need a rebuild.
 MID_STREAM = ("delta", "p", "query")
 
@@ -148,12 +151,28 @@ def update_project(project_id: int) -> Outcome | None:
         limit = max(AFTER_LABELS, min(DECIDE_CHUNK, int(rate * CHUNK_SECONDS)))
 
 
+def async_commit() -> None:
+    """PostgreSQL, ``DECIDE_ASYNC_COMMIT`` on: the current (outermost) transaction's commit returns before
+    its WAL is on disk (``SET LOCAL synchronous_commit = off``; a chunk's commit waited for an
+    fsync, 10-40 ms on the loaded machine, issue 18). A crash can lose the last such commits
+    (at most 3 x ``wal_writer_delay``), each whole: its decisions together with the learner
+    state, RNG and counters saved in the same transaction, so the next run decides the same
+    items again from the state before them; any transaction that saw them and committed
+    synchronously (a label on a queued item) flushed them first. docs/operations.md."""
+    if settings.DECIDE_ASYNC_COMMIT and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
+
+
 def _run_once(project_id: int, limit: int) -> tuple[Outcome, float, bool] | None:
     """Steps 0-4 in one transaction, deciding at most ``limit`` items (:data:`AFTER_LABELS`
     when it applied labels); the outcome, the seconds step 3 took and whether more may be left
     to decide. Labels given while it decided (:func:`_decide` stops for them) are applied before
     the commit, so their model version commits with the chunk."""
+    outermost = not connection.in_atomic_block
     with transaction.atomic():
+        if outermost:  # SET LOCAL would last to the end of a caller's transaction
+            async_commit()
         try:
             lk = locked(project_id)
         except LearnerState.DoesNotExist:
@@ -177,13 +196,18 @@ def _run_once(project_id: int, limit: int) -> tuple[Outcome, float, bool] | None
 
 
 def _decide(lk: Locked, counts: StreamStats, limit: int) -> tuple[int, bool]:
-    """Step 3: :func:`.stream.advance` at most ``limit`` items, :data:`AFTER_LABELS` at a time,
-    stopping early when a label waits to be applied (the caller applies it and commits), so a
-    label given during a chunk waits for at most :data:`AFTER_LABELS` decisions and one commit.
-    Returns the items decided and whether more may be left (``limit`` reached or a label)."""
-    decided = 0
+    """Step 3: :func:`.stream.advance` at most ``limit`` items in steps, stopping early when a label
+    waits to be applied (the caller applies it and commits). The first step is
+    :data:`AFTER_LABELS` decisions, the next ones are sized to take :data:`STEP_SECONDS` at the
+    rate of the step before (at most :data:`.stream.BATCH`, one read and one write each), so a
+    label given during a chunk waits for about that long and one commit, and a long backlog
+    costs few statements per decision (issue 18: 100-decision steps cost six round trips per
+    100 decisions, most of the decide time). Returns the items decided and whether more may be
+    left (``limit`` reached or a label)."""
+    decided, step = 0, AFTER_LABELS
     while decided < limit:
-        step = min(AFTER_LABELS, limit - decided)
+        step = min(step, limit - decided)
+        started = time.perf_counter()
         done = stream.advance(lk, counts, step)
         decided += done
         if done < step:
@@ -191,4 +215,6 @@ def _decide(lk: Locked, counts: StreamStats, limit: int) -> tuple[int, bool]:
         if Label.objects.filter(project_id=lk.state.project_id, primary=True,
                                 applied_version__isnull=True).exists():
             return decided, True
+        rate = done / max(time.perf_counter() - started, 1e-3)
+        step = max(AFTER_LABELS, min(stream.BATCH, int(rate * STEP_SECONDS)))
     return decided, True

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.db.models import QuerySet
+
 from . import consensus
 from .models import Label, Project
 
@@ -35,16 +37,17 @@ def accuracy_table(opinions: Iterable[tuple[Any, str, Any]],
     return dict(sorted(table.items()))
 
 
-def annotator_quality(project: Project) -> list[dict[str, Any]]:
+def annotator_quality(project: Project, labels: QuerySet[Label] | None = None) -> list[dict[str, Any]]:
     """Per annotator (name order): ``{"name", "gold": {"accuracy", "correct", "n"} | None,
     "consensus": ... | None}`` (None: no such item yet), JSON-able, for the admins' dashboard.
-    Reads the standing opinions once (human work, not the stream) and the settled items
-    (:func:`.consensus.values`)."""
-    rows = list(Label.objects.filter(project=project, undone_at__isnull=True, annotator__isnull=False,
-                                     kind=Label.Kind.OPINION)
-                .values_list("item_id", "annotator__username", "value", "item__gold"))
+    Reads the standing opinions among ``labels`` once (default: every label of the project; the
+    dashboard passes its window, :func:`.agreement.recent_labels`) and the settled ones of
+    their items (:func:`.consensus.values`)."""
+    labels = Label.objects.filter(project=project) if labels is None else labels
+    standing = labels.filter(undone_at__isnull=True, annotator__isnull=False, kind=Label.Kind.OPINION)
+    rows = list(standing.values_list("item_id", "annotator__username", "value", "item__gold"))
     opinions = [row[:3] for row in rows]
     by_gold = accuracy_table(opinions, {item: gold for item, _, _, gold in rows if gold is not None})
-    by_consensus = accuracy_table(opinions, consensus.values(project))
+    by_consensus = accuracy_table(opinions, consensus.values(project, standing.values("item_id")))
     return [{"name": name, "gold": by_gold.get(name), "consensus": by_consensus.get(name)}
             for name in sorted(set(by_gold) | set(by_consensus))]

@@ -4,9 +4,11 @@ Django's ``bulk_update`` builds a ``CASE WHEN`` expression per column and row (a
 the decision engine's time at scale, issue 18); here Python only adapts the values and the
 database joins the rows by primary key:
 
-* PostgreSQL: ``UPDATE t SET ... FROM unnest(%s, %s, ...) AS v(pk_, c0, ...)`` with ONE array
-  parameter per column, whatever the number of rows (psycopg's client-side binding scans the
-  statement text for placeholders, which cost more than the update itself with ``VALUES``);
+* PostgreSQL: ``UPDATE t SET ... FROM unnest(%b, %b, ...) AS v(pk_, c0, ...)`` with ONE array
+  parameter per column, whatever the number of rows, bound server-side in binary (psycopg's
+  client-side binding scans the statement text for placeholders, which cost more than the update
+  itself with ``VALUES``, and quoted every array element as text: 4.4 against 0.9 us per row of
+  four columns, issue 18);
 * SQLite (3.33+): ``WITH v(pk_, c0, ...) AS (VALUES (...), ...) UPDATE t SET ... FROM v``.
 """
 
@@ -16,6 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
 from django.db import connection, models
 
 #: Rows per statement: well under SQLite's 32,766 parameters for 8 columns.
@@ -50,6 +53,15 @@ def _prepared(field: models.Field, values: list[Any]) -> list[Any]:
     return [memo[v] for v in values]
 
 
+def _binding_cursor() -> Any:
+    """A Django cursor (query logging and execute wrappers as usual) on a psycopg cursor that
+    binds parameters server-side, so that ``%b`` sends them in binary (Django's own cursors bind
+    client-side, as text)."""
+    connection.ensure_connection()
+    raw: Any = psycopg.Cursor(connection.connection)  # the stubs say a Django cursor; any DB-API one works
+    return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+
+
 def _postgres(model: type[models.Model], fields: Sequence[models.Field],
               rows: Sequence[Sequence[Any]]) -> None:
     """One statement, one array per column (JSON as text, cast back per element)."""
@@ -67,10 +79,10 @@ def _postgres(model: type[models.Model], fields: Sequence[models.Field],
         else:
             arrays.append(_prepared(f, [r[i] for r in rows]))
     types = [pk_type] + ["text" if is_json(f) else (f.db_type(connection) or "text") for f in fields]
-    params = ", ".join(f"CAST(%s AS {t}[])" for t in types)
+    params = ", ".join(f"CAST(%b AS {t}[])" for t in types)
     names = ", ".join(["pk_"] + [f"c{i}" for i in range(len(fields))])
     sets = _sets(fields, lambda i, f: f"CAST(v.c{i} AS jsonb)" if is_json(f) else f"v.c{i}")
-    with connection.cursor() as cursor:
+    with _binding_cursor() as cursor:
         cursor.execute(f"UPDATE {table} SET {sets} FROM unnest({params}) AS v({names}) "
                        f"WHERE {table}.{pk} = v.pk_", arrays)
 

@@ -63,9 +63,13 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
         size = batch_size(lk.state, target - waiting)
         if limit is not None:
             size = min(size, limit - decided)
-        # by the (project, seq) index from the first undecided item (decided in seq order)
-        batch = list(Item.objects.filter(project=project, seq__gte=lk.state.n_decided).pending()
-                     .order_by("seq").values_list("id", "seq", "vector", "gold")[:size])
+        # the next ``size`` items by seq, the first undecided one being seq = n_decided (items are
+        # decided in seq order and seq runs 0, 1, 2, ...): a bounded range of the (project, seq)
+        # index, whatever the plan (issue 18: with "seq >= n_decided" alone and stale statistics
+        # the planner read the whole backlog and sorted it, on every batch)
+        first = lk.state.n_decided
+        batch = list(Item.objects.filter(project=project, seq__gte=first, seq__lt=first + size).pending()
+                     .order_by("seq").values_list("id", "seq", "vector", "gold"))
         if not batch:
             break
         rows = []

@@ -9,13 +9,12 @@ through :mod:`.enqueue`.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from celery import shared_task
 from django.db.models import OuterRef, Q
 
-from . import ingest, jobs, pipeline, planner, retention
+from . import baseline, ingest, jobs, pipeline, planner, retention
 from .models import Consensus, ImportJob, Label, PlannerRun, Project, WorkerHeartbeat, pending_exists
 
 
@@ -31,10 +30,6 @@ def advance_stream(project_id: int) -> None:
     pipeline.update_project(project_id)
 
 
-#: least time between two requests, by one import, to decide its new items
-DECIDE_NOTICE_SECONDS = 1.0
-
-
 @shared_task(name="annotator.labelling.tasks.import_upload")
 def import_upload(job_id: int) -> None:
     """Import an uploaded file (an :class:`~.models.ImportJob`); its items are decided as they
@@ -42,16 +37,16 @@ def import_upload(job_id: int) -> None:
     from . import enqueue  # enqueue imports this module: the one sender of tasks
 
     project_id = ImportJob.objects.filter(pk=job_id).values_list("project_id", flat=True).first()
-    last = [-DECIDE_NOTICE_SECONDS]
-
-    def decide_new_items() -> None:  # at most one message a second, however small the chunks
-        if project_id is not None and time.monotonic() - last[0] >= DECIDE_NOTICE_SECONDS:
-            last[0] = time.monotonic()
-            enqueue.items_changed(project_id)
-
-    job = ingest.run_job(job_id, decide_new_items)
+    job = ingest.run_job(job_id, enqueue.items_arriving(project_id))
     if job is not None and job.status == job.Status.DONE:
         pipeline.update_project(job.project_id)
+
+
+@shared_task(name="annotator.labelling.tasks.compute_cost_view")
+def compute_cost_view(project_id: int) -> None:
+    """The dashboard found the project's cost-per-accuracy view missing or stale: replay the
+    baseline and store the view (:func:`.baseline.refresh`; nothing when it is current)."""
+    baseline.refresh(project_id)
 
 
 def projects_needing_work() -> list[int]:

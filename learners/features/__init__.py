@@ -7,8 +7,8 @@ One module per kind (docs/architecture.md, ``learners/``):
 * ``text``: ``hashed-ngrams`` (:mod:`.text`): str (or UTF-8 bytes) -> hashed word unigrams +
   bigrams, sublinear counts, L2-normalised; ``minilm`` (:mod:`.embedding`): the 384-d
   all-MiniLM-L6-v2 sentence embedding (weights from an installed package, run in numpy);
-  ``minilm-ngrams`` (:mod:`.text_hybrid`): that embedding beside hashed character and word
-  n-grams.
+  ``minilm-ngrams`` and ``minilm-chars`` (:mod:`.text_hybrid`): that embedding beside hashed
+  word n-grams (and, for ``minilm-chars``, character n-grams).
 * ``url``: ``url-ngrams`` (:mod:`.url_ngrams`): str -> hashed character 2- to 5-grams of the
   whole URL, L2-normalised; ``url-lexical`` (:mod:`.url`): hashed lexical tokens plus character
   counts, L2-normalised.
@@ -41,14 +41,16 @@ import scipy.sparse as sp
 
 from .base import BaseFeaturizer, FeatureError
 
-#: featurizer name -> (kind, module relative to this package defining ``FEATURIZER``), each
-#: kind's names in the order they are listed to users.
+#: featurizer name -> (kind, module relative to this package defining ``FEATURIZER``, or
+#: ``module:Class`` for another class of the module), each kind's names in the order they are
+#: listed to users.
 _FEATURIZERS = {
     "pixels": ("image", ".image"),
     "deskew-hog": ("image", ".image_hog"),
     "hashed-ngrams": ("text", ".text"),
     "minilm": ("text", ".embedding"),
     "minilm-ngrams": ("text", ".text_hybrid"),
+    "minilm-chars": ("text", ".text_hybrid:ShortTextFeaturizer"),
     "url-ngrams": ("url", ".url_ngrams"),
     "url-lexical": ("url", ".url"),
     "vectors": ("vectors", ".vectors"),
@@ -57,7 +59,7 @@ KINDS = ("image", "text", "url", "vectors")
 #: what a config without ``name`` means: the one featurizer each kind had before names existed.
 ORIGINAL = {"image": "pixels", "text": "hashed-ngrams", "url": "url-lexical", "vectors": "vectors"}
 #: a new project's featurizer of each kind: the best measured one (benchmarks/FEATURIZERS.md).
-DEFAULT = {**ORIGINAL, "image": "deskew-hog", "text": "minilm", "url": "url-ngrams"}
+DEFAULT = {**ORIGINAL, "image": "deskew-hog", "text": "minilm-ngrams", "url": "url-ngrams"}
 
 
 #: items/s of each featurizer as benchmarks/featurizers.py measured them (it writes this file)
@@ -105,7 +107,9 @@ def featurizer_class(kind: Any, name: Any = None) -> type[BaseFeaturizer]:
     name = ORIGINAL[kind] if name is None else name
     if name not in names:
         raise ValueError(f"unknown {kind} featurizer {name!r}; valid: {', '.join(names)}")
-    return importlib.import_module(_FEATURIZERS[name][1], __name__).FEATURIZER
+    module, _, attribute = _FEATURIZERS[name][1].partition(":")
+    cls: type[BaseFeaturizer] = getattr(importlib.import_module(module, __name__), attribute or "FEATURIZER")
+    return cls
 
 
 def default_config(kind: str, name: str | None = None) -> dict[str, Any]:

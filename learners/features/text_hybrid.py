@@ -1,4 +1,4 @@
-"""Hybrid text featurizer: the MiniLM sentence embedding beside hashed character and word
+"""Hybrid text featurizers: the MiniLM sentence embedding beside hashed character and word
 n-grams (issue 14, item 3; measured in benchmarks/TEXT_FEATURES.md).
 
 Raw item: ``str`` or UTF-8 ``bytes``, as for the other text featurizers. Each text becomes one
@@ -14,18 +14,25 @@ sparse row of three blocks, in this column order:
    ``n_features`` columns, ``1 + log(tf)``, unit L2 norm;
 
 each block multiplied by its weight (``embedding_weight``, ``char_weight``, ``word_weight``),
-then the whole row by ``norm / sqrt(sum of the squared weights)``: a text with every block
-non-empty has L2 norm ``norm``. The factor is one constant, not a per-row normalisation, so an
-empty block (a text with no word characters) stays zero and does not inflate the others.
+then the whole row by ``norm / sqrt(sum of the squared weights)``: a text with every weighted
+block non-empty has L2 norm ``norm``. The factor is one constant, not a per-row normalisation,
+so an empty block (a text with no word characters) stays zero and does not inflate the others.
 Then the :data:`~.base.INTERCEPT` column (a new project gets it, as with ``minilm``).
 
-Why: the embedding carries meaning (paraphrases, topics) but blurs the surface forms that
-give SMS spam away (``£``, ``txt``, ``150p``, ``WIN``), which character n-grams keep; on the
-SMS stream the blocks together raise the every-label ceiling from 0.978 to 0.986 and D-AMD's
-online accuracy at a 10% budget from 0.968 to 0.981 (benchmarks/TEXT_FEATURES.md). ``norm`` 2
-rather than 1 because the learners' default step sizes were chosen on unit-norm rows and
-these rows, spread over ~1,000 hashed columns, need larger steps (measured there, instead of
-changing every learner's default).
+Two names, two sets of defaults (the same class of rows):
+
+* ``minilm-ngrams``: embedding 1 + word n-grams 1 (char 0). The words add the exact terms the
+  embedding blurs: online accuracy at a 10% budget 0.968 -> 0.976 on SMS spam (D-AMD) and
+  0.837 -> 0.843 on AG News (MD-AMD); a new text project's default.
+* ``minilm-chars``: embedding 1 + char n-grams 1 + word n-grams 0.5, for short messages (SMS,
+  chat): the character n-grams keep the surface forms that give spam away (``£``, ``txt``,
+  ``150p``, ``WIN``): SMS 0.981 at 10% (every-label ceiling 0.978 -> 0.986), but on the longer
+  AG News texts they cost (0.823 at 10%).
+
+``norm`` 2 rather than 1 because the learners' default step sizes were chosen on unit-norm rows
+and these rows, spread over hundreds of hashed columns, need larger steps (measured: D-AMD with
+``eta`` 3 on norm-1 rows does the same; the featurizer's scale is changed instead of every
+learner's default).
 
 Memory: ``384 + 2 * n_features (+ 1)`` columns; the learners keep dense weights, so at the
 default ``n_features = 2**18`` a weight vector is 4 MB of float64 per class (x2 for the
@@ -53,25 +60,31 @@ def _weight(block: str, default: float) -> Param:
                  low=0.0, high=10.0)
 
 
-class HybridTextFeaturizer(BaseFeaturizer):
-    """MiniLM embedding + hashed char n-grams + hashed word n-grams (module docstring)."""
-
-    kind = "text"
-    name = "minilm-ngrams"
-    version = 1
-    options = (
+def _options(char_weight: float, word_weight: float) -> tuple[Param, ...]:
+    """The options of the hybrid featurizers, with the given default block weights."""
+    return (
         MAX_TOKENS,
         Param("char_max", 4, int, "longest character n-gram (n-grams of 1 to char_max "
               "characters inside word boundaries)", low=1, high=8),
         Param("n_features", 2**18, int, "hashed columns of the char block and of the word block "
               "each", low=2**4, high=2**22, log=True),
         _weight("embedding", 1.0),
-        _weight("char", 1.0),
-        _weight("word", 0.5),
-        Param("norm", 2.0, float, "L2 norm of a row whose blocks are all non-empty (before the "
-              "intercept column)", low=0.0, high=100.0, low_open=True),
+        _weight("char", char_weight),
+        _weight("word", word_weight),
+        Param("norm", 2.0, float, "L2 norm of a row whose weighted blocks are all non-empty "
+              "(before the intercept column)", low=0.0, high=100.0, low_open=True),
         INTERCEPT,
     )
+
+
+class HybridTextFeaturizer(BaseFeaturizer):
+    """``minilm-ngrams``: MiniLM embedding + hashed word n-grams, optional char n-grams
+    (module docstring)."""
+
+    kind = "text"
+    name = "minilm-ngrams"
+    version = 1
+    options = _options(char_weight=0.0, word_weight=1.0)
     new_project: ClassVar[dict[str, Any]] = {"intercept": NEW_PROJECT_INTERCEPT}
 
     def __init__(self, **options: Any) -> None:
@@ -79,7 +92,7 @@ class HybridTextFeaturizer(BaseFeaturizer):
         config = self.config()
         weights = np.array([config[f"{b}_weight"] for b in ("embedding", "char", "word")])
         if not weights.any():
-            raise ValueError("minilm-ngrams: at least one of embedding_weight, char_weight and "
+            raise ValueError(f"{self.name}: at least one of embedding_weight, char_weight and "
                              "word_weight must be > 0")
         self._scale = config["norm"] / float(np.sqrt(weights @ weights))
         self._weights = weights * self._scale
@@ -96,11 +109,27 @@ class HybridTextFeaturizer(BaseFeaturizer):
         return decode_utf8(raw, "text")
 
     def _rows(self, parsed: Sequence[str]) -> sp.csr_matrix:
+        return self._blocks(encoder().embed(parsed, self.max_tokens), parsed)
+
+    def combine(self, embedded: np.ndarray, texts: Sequence[str]) -> sp.csr_matrix:
+        """The rows :meth:`transform` gives ``texts``, from their unit-norm MiniLM embeddings
+        ``embedded`` (len(texts), 384) computed elsewhere (e.g. by the ``minilm`` featurizer at
+        the same ``max_tokens``): lets a benchmark compare configs without embedding again."""
+        return self._finish(self._blocks(embedded, texts), len(texts))
+
+    def _blocks(self, embedded: np.ndarray, texts: Sequence[str]) -> sp.csr_matrix:
         w_embedding, w_char, w_word = self._weights
-        blocks = [sp.csr_matrix(encoder().embed(parsed, self.max_tokens).astype(np.float64) * w_embedding),
-                  sublinear_l2(self._char, parsed) * w_char,
-                  sublinear_l2(self._word, parsed) * w_word]
+        blocks = [sp.csr_matrix(np.asarray(embedded, dtype=np.float64) * w_embedding),
+                  sublinear_l2(self._char, texts) * w_char,
+                  sublinear_l2(self._word, texts) * w_word]
         return sp.hstack(blocks, format="csr")
+
+
+class ShortTextFeaturizer(HybridTextFeaturizer):
+    """``minilm-chars``: the same rows with char n-grams on by default (module docstring)."""
+
+    name = "minilm-chars"
+    options = _options(char_weight=1.0, word_weight=0.5)
 
 
 FEATURIZER = HybridTextFeaturizer

@@ -1,30 +1,47 @@
-"""``python manage.py import_items <project> <file>``: import a file (CSV, JSONL, ZIP, LIBSVM)
-all-or-nothing, then ask a worker to start deciding the new items."""
+"""``python manage.py import_items <project> <file>``: import a file (CSV, JSONL, ZIP, LIBSVM,
+each also gzipped) by the uploads' streamed path (:func:`..ingest.new_job` then
+:func:`..ingest.run_job`): the file is read in parts and imported in chunks, memory flat in its
+size (issue 18); workers are asked to decide the new items as chunks arrive."""
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ... import enqueue
-from ...ingest import IngestError, import_records, parse_upload
+from ...ingest import new_job, run_job
+from ...ingest.upload_file import PART_BYTES
+from ...models import ImportJob
 from ..arguments import project_arg
 
 
+def _parts(fh: BinaryIO) -> Iterator[bytes]:
+    """The file's content in pieces of at most :data:`PART_BYTES` (never whole)."""
+    while chunk := fh.read(PART_BYTES):
+        yield chunk
+
+
 class Command(BaseCommand):
-    help = "Import items from a file into a project (a malformed row rejects the whole file)."
+    help = ("Import items from a file into a project (a malformed row rejects the whole file; an item "
+            "the featurizer refuses stops the import there, the items before it are kept).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
-        parser.add_argument("file", help="a .csv, .jsonl, .zip (images) or LIBSVM (.svm/.libsvm/.txt) file")
+        parser.add_argument("file", help="a .csv, .jsonl, .zip (images) or LIBSVM (.svm/.libsvm/.txt) file, "
+                                         "each also .gz")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_arg(options["project"])
         path = Path(options["file"])
         try:
-            items = import_records(project, parse_upload(project, path.name, path.read_bytes()))
-        except (IngestError, OSError) as exc:
+            with path.open("rb") as fh:
+                job = new_job(project, path.name, _parts(fh))
+        except OSError as exc:
             raise CommandError(f"{path}: {exc}") from None
+        done = run_job(job.pk, enqueue.items_arriving(project.pk))
+        if done is None or done.status != ImportJob.Status.DONE:
+            status = "not run" if done is None else done.status
+            raise CommandError(f"{path}: {done.error if done is not None and done.error else status}")
         enqueue.items_changed(project.pk)
-        self.stdout.write(f"imported {len(items)} items into {project.name!r} "
-                          f"(seq {items[0].seq}..{items[-1].seq})")
+        self.stdout.write(f"imported {done.done} items into {project.name!r} (import job {done.pk})")
