@@ -52,8 +52,8 @@ STREAMS = ("urls", "urls4")
 VARIANTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("url-lexical", "url-lexical", {}),
     ("url-ngrams", "url-ngrams", {}),
-    ("url-ngrams, row norm 1", "url-ngrams", {"row_norm": 1.0}),
-    ("url-ngrams, row norm 2", "url-ngrams", {"row_norm": 2.0}),
+    ("url-ngrams, row norm 1", "url-ngrams", {"norm": 1.0}),
+    ("url-ngrams, row norm 2", "url-ngrams", {"norm": 2.0}),
     ("url-ngrams, intercept 0.5", "url-ngrams", {"intercept": 0.5}),
     ("url-ngrams, 2-4-grams", "url-ngrams", {"ngram_max": 4}),
 )

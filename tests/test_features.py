@@ -104,7 +104,7 @@ def test_batch_error_names_position_of_first_bad_item(kind):
     ({"kind": "url", "n_features": 4}, "n_features must be an integer >= 32"),
     ({"kind": "url", "name": "url-ngrams", "ngram_min": 4, "ngram_max": 3}, "ngram_min (4) must be at most"),
     ({"kind": "url", "name": "url-ngrams", "ngram_max": 9}, "ngram_max must be an integer >= 1 and <= 8"),
-    ({"kind": "url", "name": "url-ngrams", "row_norm": 0}, "row_norm must be a number > 0"),
+    ({"kind": "url", "name": "url-ngrams", "norm": 0}, "norm must be a number > 0"),
     ({"kind": "vectors", "n_features": -1}, "n_features must be"),
     ({"kind": "text", "version": 99}, "version 99"),
 ])
@@ -267,11 +267,11 @@ def test_url_ngrams_are_the_framed_urls_character_ngrams_with_unit_norm():
 
 def test_url_ngrams_is_a_new_projects_url_featurizer_with_rows_of_norm_1_5():
     config = default_config("url")
-    assert config["name"] == "url-ngrams" and config["intercept"] == 0.0 and config["row_norm"] == 1.5
+    assert config["name"] == "url-ngrams" and config["intercept"] == 0.0 and config["norm"] == 1.5
     urls = ["example.com/a", "http://10.0.0.1/login.php"]
     new, stored = make_featurizer(config), make_featurizer({"kind": "url", "name": "url-ngrams"})
     assert new.n_features == stored.n_features == 2**18
-    # a stored config without row_norm means 1: its features never change
+    # a stored config without norm means 1: its features never change
     np.testing.assert_allclose(sp.linalg.norm(stored.transform(urls), axis=1), 1.0)
     np.testing.assert_allclose(new.transform(urls).toarray(), 1.5 * stored.transform(urls).toarray())
     f = make_featurizer({**config, "intercept": 0.5})

@@ -10,7 +10,7 @@ with ``http://`` or ``www.``, one that ends in ``.php`` or ``/``); every charact
 the framed string with ``ngram_min <= n <= ngram_max`` is counted, the counts are hashed into
 ``n_features`` columns by scikit-learn's ``HashingVectorizer`` (``analyzer="char"``: signed
 32-bit MurmurHash3, stable across processes; no alternating signs) and the row is scaled to
-L2 norm ``row_norm`` (1 when a stored config does not give it, 1.5 for a new project). No
+L2 norm ``norm`` (1 when a stored config does not give it, 1.5 for a new project). No
 parsing: host, path, query and their punctuation all show up as n-grams, so a malformed URL
 is featurized like any other string.
 
@@ -52,7 +52,7 @@ def _framed(url: str) -> str:
 
 
 class UrlNgramFeaturizer(BaseFeaturizer):
-    """Hashed character n-grams of the framed URL, rows of L2 norm ``row_norm`` (module docstring)."""
+    """Hashed character n-grams of the framed URL, rows of L2 norm ``norm`` (module docstring)."""
 
     kind = "url"
     name = "url-ngrams"
@@ -63,11 +63,11 @@ class UrlNgramFeaturizer(BaseFeaturizer):
         Param("ngram_min", 2, int, "shortest character n-gram", low=1, high=8),
         Param("ngram_max", 5, int, "longest character n-gram (at least ngram_min)", low=1, high=8),
         Param("lowercase", True, bool, "lowercase the URL (host names are case-insensitive)"),
-        Param("row_norm", 1.0, float, "L2 norm of each row (before the intercept column)",
+        Param("norm", 1.0, float, "L2 norm of each row (before the intercept column)",
               low=0.0, low_open=True, high=100.0),
         INTERCEPT,
     )
-    new_project: ClassVar[dict[str, Any]] = {"row_norm": 1.5}
+    new_project: ClassVar[dict[str, Any]] = {"norm": 1.5}
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -76,7 +76,7 @@ class UrlNgramFeaturizer(BaseFeaturizer):
             raise ValueError(f"ngram_min ({config['ngram_min']}) must be at most ngram_max "
                              f"({config['ngram_max']})")
         self.lowercase: bool = config["lowercase"]
-        self.row_norm: float = config["row_norm"]
+        self.norm: float = config["norm"]
         self._hashed = config["n_features"]
         self.n_features = self._hashed + self.intercept_columns()
         self._vectorizer = HashingVectorizer(
@@ -92,7 +92,7 @@ class UrlNgramFeaturizer(BaseFeaturizer):
 
     def _rows(self, parsed: Sequence[str]) -> sp.csr_matrix:
         rows = self._vectorizer.transform(parsed)
-        return rows * self.row_norm if self.row_norm != 1.0 else rows
+        return rows * self.norm if self.norm != 1.0 else rows
 
 
 FEATURIZER = UrlNgramFeaturizer
