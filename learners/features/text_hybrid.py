@@ -49,7 +49,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from ..params import Param
-from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, BaseFeaturizer, decode_utf8
+from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, BaseFeaturizer, decode_utf8, empty_rows
 from .embedding import DIM, MAX_TOKENS, encoder, model_dir
 from .text import sublinear_l2, word_vectorizer
 
@@ -119,9 +119,11 @@ class HybridTextFeaturizer(BaseFeaturizer):
 
     def _blocks(self, embedded: np.ndarray, texts: Sequence[str]) -> sp.csr_matrix:
         w_embedding, w_char, w_word = self._weights
-        blocks = [sp.csr_matrix(np.asarray(embedded, dtype=np.float64) * w_embedding),
-                  sublinear_l2(self._char, texts) * w_char,
-                  sublinear_l2(self._word, texts) * w_word]
+        blocks = [sp.csr_matrix(np.asarray(embedded, dtype=np.float64) * w_embedding)]
+        for vectorizer, weight in ((self._char, w_char), (self._word, w_word)):
+            # a block of weight 0 is all zeros: not counted at all (minilm-ngrams' char block)
+            blocks.append(sublinear_l2(vectorizer, texts) * weight if weight > 0
+                          else empty_rows(len(texts), vectorizer.n_features))
         return sp.hstack(blocks, format="csr")
 
 
