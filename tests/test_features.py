@@ -104,6 +104,7 @@ def test_batch_error_names_position_of_first_bad_item(kind):
     ({"kind": "url", "n_features": 4}, "n_features must be an integer >= 32"),
     ({"kind": "url", "name": "url-ngrams", "ngram_min": 4, "ngram_max": 3}, "ngram_min (4) must be at most"),
     ({"kind": "url", "name": "url-ngrams", "ngram_max": 9}, "ngram_max must be an integer >= 1 and <= 8"),
+    ({"kind": "url", "name": "url-ngrams", "norm": 0}, "norm must be a number > 0"),
     ({"kind": "vectors", "n_features": -1}, "n_features must be"),
     ({"kind": "text", "version": 99}, "version 99"),
 ])
@@ -232,15 +233,15 @@ def test_url_never_crashes_on_arbitrary_strings(name, s):
 
 
 @pytest.mark.datasets
-@pytest.mark.parametrize("name,fewest,most", [("url-lexical", len(COUNT_NAMES) - 1, 300),
-                                              ("url-ngrams", 10, 2000)])
-def test_url_on_real_urls_is_sparse_deterministic_and_informative(name, fewest, most):
+@pytest.mark.parametrize("name,fewest,most,norm", [("url-lexical", len(COUNT_NAMES) - 1, 300, 1.0),
+                                                   ("url-ngrams", 10, 2000, 1.5)])
+def test_url_on_real_urls_is_sparse_deterministic_and_informative(name, fewest, most, norm):
     urls, types = raw_data.urls(4000)
     f = make_featurizer(default_config("url", name))
     X = f.transform(urls)
     assert_csr(X, (4000, 2**18))
     assert X.getnnz(axis=1).min() >= fewest and X.getnnz(axis=1).max() < most
-    np.testing.assert_allclose(sp.linalg.norm(X, axis=1), 1.0)
+    np.testing.assert_allclose(sp.linalg.norm(X, axis=1), norm)
     assert same(X[:50], make_featurizer(f.config()).transform(urls[:50]))
     y = ["benign" if t == "benign" else "malicious" for t in types]
     majority = max(y[3000:].count("benign"), y[3000:].count("malicious")) / 1000
@@ -264,15 +265,20 @@ def test_url_ngrams_are_the_framed_urls_character_ngrams_with_unit_norm():
     assert set(start.indices) - set(inside.indices)
 
 
-def test_url_ngrams_is_a_new_projects_url_featurizer_and_takes_an_intercept_column():
+def test_url_ngrams_is_a_new_projects_url_featurizer_with_rows_of_norm_1_5():
     config = default_config("url")
-    assert config["name"] == "url-ngrams" and config["intercept"] == 0.0
-    assert make_featurizer(config).n_features == 2**18
+    assert config["name"] == "url-ngrams" and config["intercept"] == 0.0 and config["norm"] == 1.5
+    urls = ["example.com/a", "http://10.0.0.1/login.php"]
+    new, stored = make_featurizer(config), make_featurizer({"kind": "url", "name": "url-ngrams"})
+    assert new.n_features == stored.n_features == 2**18
+    # a stored config without norm means 1: its features never change
+    np.testing.assert_allclose(sp.linalg.norm(stored.transform(urls), axis=1), 1.0)
+    np.testing.assert_allclose(new.transform(urls).toarray(), 1.5 * stored.transform(urls).toarray())
     f = make_featurizer({**config, "intercept": 0.5})
-    X = f.transform(["example.com/a", "http://10.0.0.1/login.php"])
+    X = f.transform(urls)
     assert f.n_features == 2**18 + 1
     np.testing.assert_allclose(X[:, -1].toarray().ravel(), 0.5)
-    np.testing.assert_allclose(sp.linalg.norm(X[:, :-1], axis=1), 1.0)
+    np.testing.assert_allclose(sp.linalg.norm(X[:, :-1], axis=1), 1.5)
 
 
 # ----------------------------------------------------------------------------- image

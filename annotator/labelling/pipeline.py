@@ -202,13 +202,16 @@ def _decide(lk: Locked, counts: StreamStats, limit: int) -> tuple[int, bool]:
     rate of the step before (at most :data:`.stream.BATCH`, one read and one write each), so a
     label given during a chunk waits for about that long and one commit, and a long backlog
     costs few statements per decision (issue 18: 100-decision steps cost six round trips per
-    100 decisions, most of the decide time). Returns the items decided and whether more may be
-    left (``limit`` reached or a label)."""
+    100 decisions, most of the decide time). The look-ahead's room is counted once per chunk
+    (leases and labels given meanwhile are seen by the next chunk, within a second). Returns the
+    items decided and whether more may be left (``limit`` reached or a label)."""
     decided, step = 0, AFTER_LABELS
+    free = stream.room(lk.project)  # counted once per chunk, then less what the steps queued
     while decided < limit:
         step = min(step, limit - decided)
-        started = time.perf_counter()
-        done = stream.advance(lk, counts, step)
+        started, queried = time.perf_counter(), lk.state.n_queried
+        done = stream.advance(lk, counts, step, free)
+        free -= lk.state.n_queried - queried
         decided += done
         if done < step:
             return decided, False  # the look-ahead is full or nothing is pending

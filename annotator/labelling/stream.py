@@ -42,9 +42,18 @@ def batch_size(state: LearnerState, places: int) -> int:
     return max(1, min(BATCH, math.ceil(places / ratio)))
 
 
-def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
+def room(project: Project) -> int:
+    """Items the engine may queue before the look-ahead is full: ``look_ahead`` less the fresh
+    waiting items (:func:`.queue.fresh_count`); zero or less when full."""
+    return look_ahead(project) - fresh_count(project)
+
+
+def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int | None = None) -> int:
     """Decide pending items until ``look_ahead`` items wait, or ``limit`` items were decided
-    (None = no limit); returns the number decided. The decisions of a batch are written by one
+    (None = no limit); returns the number decided. ``free``: the :func:`room` the caller counted
+    (at the start of a chunk, less what it queued since: counting the queue again per step read
+    every queued row when the planner's statistics were stale, issue 18); None = count it now.
+    The decisions of a batch are written by one
     set-wise statement per chunk (:func:`.rows.update_rows`) and counted in ``stats``
     (:func:`.stats.record_decisions`; the caller saves it). Items decided alone may be sampled
     for the audit (:mod:`.audit`, outside the learner's random generator).
@@ -54,13 +63,13 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
     project = lk.project
     if project.stream_state != Project.StreamState.RUNNING:
         return 0
-    target = look_ahead(project)
-    waiting = fresh_count(project)
+    places = room(project) if free is None else free
+    taken = 0  # places this call's queried items took
     decided = 0
     learner, n = lk.learner, lk.learner.n_features
     ctl = budget.controller(project, lk.state, learner)
-    while waiting < target and (limit is None or decided < limit):
-        size = batch_size(lk.state, target - waiting)
+    while taken < places and (limit is None or decided < limit):
+        size = batch_size(lk.state, places - taken)
         if limit is not None:
             size = min(size, limit - decided)
         # the next ``size`` items by seq, the first undecided one being seq = n_decided (items are
@@ -83,7 +92,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
             audit_prob, k, overlap_prob = None, 1, None
             if d.queried:
                 status = Item.Status.QUEUED
-                waiting += 1
+                taken += 1
                 queried += 1
                 k, overlap_prob = overlap.draw(project, seq)
             else:
@@ -95,7 +104,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None) -> int:
             rows.append((pk, status, d.prediction, d.score, d.query_prob, d.queried, lk.state.version, now,
                          audit_prob, k, overlap_prob))
             counted.append((gold, d.prediction, d.queried))
-            if waiting >= target:
+            if taken >= places:
                 break
         update_rows(Item, DECISION_FIELDS, rows)
         audit.open_audits(project, audits)
