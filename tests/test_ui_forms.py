@@ -15,6 +15,7 @@ import learners
 from annotator.labelling import planner
 from annotator.labelling.forms import PLANNER_RUNS, PROJECT_SETTINGS, bounds_attrs
 from annotator.labelling.models import Membership, PlannerRun, Project, ProjectChange
+from learners.budget import ADVANCE_HORIZON, REPAY_SPAN
 
 from .support.app import digits_project, member, text_project
 from .support.html import parse
@@ -173,6 +174,14 @@ def test_stream_settings_errors_stay_at_their_field_and_keep_the_typed_values(ad
     assert typed == ["0.1", "50", "0.25"]
     project.refresh_from_db()
     assert project.stream_state == "running" and project.budget_ratio is None
+
+
+def test_the_budget_field_says_the_early_advance_and_when_it_is_paid_back(admin_client, project):
+    # budget mode spends the first horizon's share early (docs/budget.md): the admin reads it
+    # where the ratio is set, with the controller's own numbers
+    text = _field(admin_client.get(f"/projects/{project.pk}/console"), "budget_ratio").text
+    assert f"first {ADVANCE_HORIZON:,.0f} items may be spent early" in " ".join(text.split())
+    assert f"paid back by item {ADVANCE_HORIZON * (1 + REPAY_SPAN):,.0f}" in " ".join(text.split())
 
 
 def test_new_project_errors_at_their_field(client):

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 import learners
+from learners.budget import ADVANCE_HORIZON, REPAY_SPAN
 from learners.features import DEFAULT, KINDS, default_config, featurizer_names, make_featurizer
 from learners.params import Param
 from learners.uploads import FORMATS, accepts
@@ -196,7 +197,10 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
                    "annotators may see the dashboard"),
     ProjectSetting(Param("budget_ratio", None, float,
                          "blank = off; e.g. 0.1: the budget controller adapts delta so that about 10% of "
-                         "the items are queried", low=0.0, high=1.0, low_open=True),
+                         "the items are queried; the budget's share of the first "
+                         f"{ADVANCE_HORIZON:,.0f} items may be spent early and is paid back by item "
+                         f"{ADVANCE_HORIZON * (1 + REPAY_SPAN):,.0f} (docs/budget.md)",
+                         low=0.0, high=1.0, low_open=True),
                    "label budget: target query ratio", blank_is_off=True),
     ProjectSetting(Param("budget_per_day", None, int,
                          "blank = off; turned into a ratio by the items that arrived in the last 24 hours",
