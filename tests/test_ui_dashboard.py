@@ -77,3 +77,12 @@ def test_interval_is_a_band_and_axes_stay_at_or_above_zero(client):
     for chart in panel.find("div", class_="charts").find_all("svg"):
         y_ticks = [float(t.text) for t in chart.find_all("text", **{"text-anchor": "end"})]
         assert y_ticks and min(y_ticks) >= 0, y_ticks
+
+
+def test_the_annotators_section_states_its_label_window(client, settings):
+    # per-annotator figures cover the newest DASHBOARD_LABEL_WINDOW labels (issue 18): the page says how many
+    settings.DASHBOARD_LABEL_WINDOW = 12345
+    project = digits_project(0)
+    client.force_login(member(project, "boss", role="admin"))
+    text = " ".join(_panel(client, project).by_id("label-window").text.split())
+    assert "newest 12,345 labels" in text
