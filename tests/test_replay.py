@@ -14,7 +14,15 @@ import scipy.sparse as sp
 
 import learners
 from learners.evaluation.cli import main, parse_ratio, parse_values
-from learners.evaluation.engine import Setting, calibrate, make_task, replay_fast, replay_per_item, run_once
+from learners.evaluation.engine import (
+    Setting,
+    calibrate,
+    make_task,
+    replay,
+    replay_fast,
+    replay_per_item,
+    run_once,
+)
 from learners.evaluation.metrics import stream_metrics
 
 from .support.synthetic import synthetic
@@ -38,6 +46,26 @@ def test_fast_path_in_random_and_all_modes(query):
     fast = replay_fast(b, X, y, np.random.default_rng(2), max_block=7)
     np.testing.assert_array_equal(fast.queried, ref.queried)
     np.testing.assert_allclose(b.w, a.w, atol=1e-12)
+
+
+@pytest.mark.parametrize("algo", ["md-amd", "mpaa-i", "soal"])
+def test_replay_with_every_label_takes_the_per_item_loop(algo):
+    """replay() of a learner without a compiled loop in query="all" mode takes the per-item
+    loop (a block would stop at its first row): the same decisions and model as the block
+    path, and none of the block path's calls."""
+    classes = [0, 1] if algo == "soal" else [0, 1, 2]
+    X, y = synthetic(300, 10, len(classes))
+    a, b = (learners.make(algo, n_features=10, classes=classes, query="all") for _ in range(2))
+    blocks = replay_fast(a, X, y, np.random.default_rng(4), max_block=7)
+    calls = []
+    b.decide_block = lambda M: calls.append(M)  # the per-item loop never calls it
+    got = replay(b, X, y, np.random.default_rng(4))
+    assert not calls and got.queried.all()
+    np.testing.assert_array_equal(got.pred, blocks.pred)
+    want, have = a.get_state()["arrays"], b.get_state()["arrays"]
+    assert want.keys() == have.keys()
+    for name in want:
+        np.testing.assert_allclose(have[name], want[name], rtol=1e-12, atol=1e-12)
 
 
 def test_metrics_against_hand_counted_confusion():

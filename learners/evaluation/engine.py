@@ -182,10 +182,14 @@ def replay_compiled(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.r
 def replay(learner: Learner, X: sp.csr_matrix, y: np.ndarray, rng: np.random.Generator,
            budget: BudgetController | None = None, fast: bool = True) -> Trace:
     """Replay with the fastest exact path: compiled loop, else block evaluation (static learner,
-    no budget), else per item. ``fast=False`` forces the per-item loop."""
+    no budget, not ``query="all"``), else per item. ``fast=False`` forces the per-item loop.
+
+    With every label (``query="all"``) every block would stop at its first row, so the blocks'
+    other rows would be scored for nothing (3-6 times the per-item loop's time for the
+    multiclass learners on the raw text streams)."""
     if fast and budget is None and learner.compiled_loop() is not None:
         return replay_compiled(learner, X, y, rng)
-    if fast and budget is None and type(learner).static_between_labels:
+    if fast and budget is None and type(learner).static_between_labels and learner.query != "all":
         return replay_fast(learner, X, y, rng)
     return replay_per_item(learner, X, y, rng, budget)
 
