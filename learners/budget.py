@@ -127,6 +127,7 @@ class BudgetController:
         self.horizon = float(horizon)
         self.pace_gain = float(pace_gain)
         self.offset = 0.0  # keeps the plan continuous when the target changes (retarget)
+        self._set_limits()
         self.log_value = self._clip(math.log(float(initial)))
         self.n_seen = 0
         self.n_queried = 0
@@ -139,11 +140,18 @@ class BudgetController:
         return cls(target, initial, knob=knob, **options)
 
     # ------------------------------------------------------------------ state law
-    def _clip(self, log_value: float) -> float:
-        floor = math.log(self.low)
+    def _set_limits(self) -> None:
+        """The logarithms of the knob's limits, computed once per target (every decision uses
+        them): ``log low``, ``log high`` and the state's floor."""
+        self._log_low = math.log(self.low)
+        self._log_high = math.log(self.high)
+        self._floor = self._log_low
         if self.knob not in PROBABILITY_KNOBS:
-            floor += math.log(self.target)  # the thinning stage reaches down to a factor R
-        return min(max(log_value, floor), math.log(self.high))
+            self._floor += math.log(self.target)  # the thinning stage reaches down to a factor R
+        self._pending: tuple | None = None  # adjust()'s figures for record() (see there)
+
+    def _clip(self, log_value: float) -> float:
+        return min(max(log_value, self._floor), self._log_high)
 
     @property
     def value(self) -> float:
@@ -153,7 +161,7 @@ class BudgetController:
     @property
     def thinning(self) -> float:
         """Factor in (R, 1] applied to the learner's probability (1 unless the knob is at ``low``)."""
-        return min(1.0, math.exp(self.log_value - math.log(self.low)))
+        return min(1.0, math.exp(self.log_value - self._log_low))
 
     @property
     def ratio(self) -> float:
@@ -180,6 +188,7 @@ class BudgetController:
             raise ValueError(f"budget target must be a query ratio in (0, 1], got {target!r}")
         before = self.plan(self.n_seen)
         self.target = float(target)
+        self._set_limits()
         self.offset += before - self.plan(self.n_seen)
 
     def apply(self, learner: Any) -> None:
@@ -198,12 +207,20 @@ class BudgetController:
 
     def capped(self) -> bool:
         """True when the hard cap forbids a query on the next item."""
+        return self._capped(self.plan(self.n_seen + 1))
+
+    def _capped(self, next_plan: float) -> bool:
+        """:meth:`capped` given ``next_plan = plan(n_seen + 1)``."""
         # DEVIATION (budget mode): no paper caps its queries (docs/budget.md).
-        return self.n_queried + 1 > self.plan(self.n_seen + 1) + self.burst
+        return self.n_queried + 1 > next_plan + self.burst
 
     def adjust(self, q: float) -> float:
         """The probability to draw with for the learner's ``q``: thinned, then capped (0 if capped)."""
-        return 0.0 if self.capped() else self.planned(q)
+        next_plan = self.plan(self.n_seen + 1)
+        planned, capped = self.planned(q), self._capped(next_plan)
+        # record() of the same item reuses these figures (the state has not moved in between)
+        self._pending = (q, self.n_seen, self.n_queried, self.log_value, planned, next_plan, capped)
+        return 0.0 if capped else planned
 
     def step_gain(self) -> float:
         """The gain of the next step: ``gain * max(1, boost / sqrt(1 + R n_seen))``, larger while
@@ -212,13 +229,18 @@ class BudgetController:
 
     def record(self, q: float, queried: bool) -> None:
         """Record one decision: the learner's ``q`` and whether the item was queried."""
-        planned, capped = self.planned(q), self.capped()
-        pace = self.plan(self.n_seen + 1) - self.plan(self.n_seen)  # R, less while repaying
+        pending, self._pending = self._pending, None
+        if pending is not None and pending[:4] == (q, self.n_seen, self.n_queried, self.log_value):
+            planned, next_plan, capped = pending[4:]  # the same numbers adjust(q) just computed
+        else:
+            next_plan = self.plan(self.n_seen + 1)
+            planned, capped = self.planned(q), self._capped(next_plan)
+        pace = next_plan - self.plan(self.n_seen)  # R, less while repaying
         self.n_seen += 1
         self.n_queried += int(bool(queried))
         if capped:
             return  # anti-windup: the cap held this item, the knob need not move for it
-        deficit = self.plan(self.n_seen) - self.n_queried
+        deficit = next_plan - self.n_queried  # plan(n_seen), n_seen counting this item
         step = (self.step_gain() * (pace - planned) + self.pace_gain * deficit) / self.target
         self.log_value = self._clip(self.log_value + max(-MAX_STEP, min(MAX_STEP, step)))
 

@@ -90,6 +90,26 @@ def test_state_saved_before_the_plan_continues_as_it_ran():
     assert ctl.plan(101) == pytest.approx(10.1)
 
 
+def test_record_after_adjust_equals_record_alone():
+    """record() reuses the figures adjust() computed for the same item; a controller that is
+    only told the decisions (no adjust) takes exactly the same path, through the cap, the
+    thinning, the advance's repayment and a retarget."""
+    rng = np.random.default_rng(3)
+    a, b = (BudgetController(0.05, 2.0, horizon=200.0) for _ in range(2))
+    for t in range(4000):
+        if t == 2500:
+            a.retarget(0.1)
+            b.retarget(0.1)
+        q = float(rng.choice([1.0, 0.0, rng.random()]))
+        ask = bool(rng.random() < a.adjust(q))
+        if t % 7 == 0:
+            a.adjust(rng.random())  # an adjust() for another q: record(q) must not reuse it
+        a.record(q, ask)
+        b.record(q, ask)
+        assert (a.log_value, a.n_seen, a.n_queried) == (b.log_value, b.n_seen, b.n_queried)
+    assert 0 < a.n_queried < 4000
+
+
 def test_knob_name():
     assert knob_name("random") == "p" and knob_name("active") == "delta"
     assert learners.make("oasis", n_features=2, classes=[0, 1], m=2).budget_knob() == "s0"
