@@ -46,6 +46,7 @@ from .linear import (
     block_statistic_probs,
     canonical_csr,
     csr_row_sums,
+    max_except,
     sign_code,
 )
 from .registry import Param, delta_param, register
@@ -186,7 +187,7 @@ class MDADA(MulticlassLinear):
     def _active_query(self, idx, vals, code, gap) -> float:
         sq = vals * vals
         D = (sq / (self.smoothing + self.S[:, idx])).sum(axis=1)  # (k,)
-        v = D[code] + np.delete(D, code).max()
+        v = D[code] + max_except(D, code)
         stat = gap - 0.5 * self.eta * kernels.a_weight(A_RULES.index(self.a_t), float(sq.sum())) * v
         return statistic_query_probability(self.delta, float(stat))
 

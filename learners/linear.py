@@ -23,10 +23,18 @@ from .base import BlockDecisions, Learner, margin_query_probability
 
 
 def top_two_gap(s: np.ndarray) -> tuple[int, float]:
-    """``(argmax, s[argmax] - max of the others)`` of a score vector (ties: first index)."""
+    """``(argmax, s[argmax] - max of the others)`` of a score vector (k >= 2; ties: first index)."""
     code = int(np.argmax(s))
-    others = np.delete(s, code)
-    return code, float(s[code] - others.max())
+    return code, float(s[code] - max_except(s, code))
+
+
+def max_except(v: np.ndarray, i: int) -> float:
+    """The largest entry of ``v`` (k >= 2) but entry ``i``: the max of the others, as
+    ``np.delete(v, i).max()`` (NaN included) without its index arrays (an item's decision in
+    a multiclass learner asks for it twice)."""
+    others = v.copy()
+    others[i] = -np.inf
+    return float(others.max())
 
 
 def block_top_two(S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
