@@ -9,7 +9,8 @@ Two loops give the same trajectory for the same seed:
 
 * :func:`replay_per_item`: the plain contract loop (``decide`` with a real
   ``numpy.random.Generator``, then ``learn`` or ``observe``). Used for learners whose state
-  changes between labels (``static_between_labels = False``: OASIS, KMC) and with a budget.
+  changes between labels (``static_between_labels = False``: OASIS, KMC), with a budget, and
+  with every label (``query="all"``) for learners without a compiled loop.
 * :func:`replay_fast`: the uniforms of the whole run are drawn at once
   (``rng.random(n)`` yields the same numbers as n calls of ``rng.random()``), a block of
   upcoming items is scored by one ``decide_block`` call, and the loop jumps to the first
