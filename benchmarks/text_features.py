@@ -56,16 +56,19 @@ BUDGETS = (0.05, 0.10, 0.20, 1.0)
 LEARNERS = {True: "d-amd", False: "md-amd"}
 #: river's learning rate: the one label_efficiency.py's tuning (0.1, 1, 10) picked on both text streams
 RIVER_LR = 1.0
-#: (label, options of minilm-ngrams over a new project's config)
+#: (label, options of minilm-ngrams over a new project's config); the weights and the norm are
+#: given in full, so a label keeps its meaning when a new project's defaults move
 CONFIGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("embedding (= minilm)", {"word_weight": 0.0, "norm": 1.0}),
-    ("embedding, norm 2", {"word_weight": 0.0}),
-    ("char n-grams only", {"embedding_weight": 0.0, "char_weight": 1.0, "word_weight": 0.0}),
-    ("embedding + char 1", {"char_weight": 1.0, "word_weight": 0.0}),
-    ("embedding + word 1, norm 1", {"norm": 1.0}),
+    ("embedding, norm 2", {"word_weight": 0.0, "norm": 2.0}),
+    ("char n-grams only", {"embedding_weight": 0.0, "char_weight": 1.0, "word_weight": 0.0, "norm": 2.0}),
+    ("embedding + char 1", {"char_weight": 1.0, "word_weight": 0.0, "norm": 2.0}),
+    ("embedding + word 1, norm 1", {"word_weight": 1.0, "norm": 1.0}),
+    ("embedding + word 1, norm 2 (minilm-ngrams' rows before 2026-11-25)", {"word_weight": 1.0, "norm": 2.0}),
     ("embedding + char 1 + word 0.5, norm 1", {"char_weight": 1.0, "word_weight": 0.5, "norm": 1.0}),
-    ("minilm-ngrams: embedding + word 1", {}),
-    ("minilm-chars: embedding + char 1 + word 0.5", {"char_weight": 1.0, "word_weight": 0.5}),
+    ("minilm-ngrams: embedding + word 1.5, norm 1.5", {"word_weight": 1.5, "norm": 1.5}),
+    ("minilm-chars: embedding + char 1 + word 0.5, norm 2",
+     {"char_weight": 1.0, "word_weight": 0.5, "norm": 2.0}),
 )
 #: configs replayed at every budget and with every label (the others: at 10% only)
 FULL = ("embedding (= minilm)", CONFIGS[-2][0], CONFIGS[-1][0])
