@@ -68,14 +68,16 @@ def test_minilm_ngrams_is_the_embedding_and_word_blocks_and_the_text_default():
     np.testing.assert_array_equal(same.toarray(), hybrid().transform(TEXTS).toarray())
 
 
-def test_a_new_minilm_ngrams_project_gets_word_weight_and_norm_1_5_and_stored_configs_keep_theirs():
-    """A new project's minilm-ngrams rows: word block 1.5, row norm 1.5 (module docstring); a
-    stored config without those options means 1 and 2, so an existing project's vectors do not
-    change; minilm-chars' new-project config is its options' defaults."""
+def test_a_new_project_gets_word_weight_and_norm_1_5_and_stored_configs_keep_theirs():
+    """A new project's hybrid rows: word block 1.5, row norm 1.5 (module docstring); a stored
+    config without those options means the options' defaults, so an existing project's vectors
+    do not change."""
     config = default_config("text", "minilm-ngrams")
     assert (config["word_weight"], config["norm"], config["intercept"]) == (1.5, 1.5, NEW_PROJECT_INTERCEPT)
     chars = default_config("text", "minilm-chars")
-    assert (chars["word_weight"], chars["norm"], chars["char_weight"]) == (0.5, 2.0, 1.0)
+    assert (chars["word_weight"], chars["norm"], chars["char_weight"]) == (1.5, 1.5, 1.0)
+    old_chars = hybrid("minilm-chars").config()  # a stored minilm-chars config without them
+    assert (old_chars["word_weight"], old_chars["norm"]) == (0.5, 2.0)
     new = make_featurizer({**config, "n_features": HASHED, "intercept": 0})
     stored = hybrid("minilm-ngrams", intercept=0)  # no word_weight, no norm: the old meaning
     assert stored.config()["word_weight"] == 1.0 and stored.config()["norm"] == 2.0
