@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import learners
-from learners.features import DEFAULT, FeatureError, make_featurizer
+from learners.features import DEFAULT, FeatureError, default_config, make_featurizer
 from learners.features.image_hog import deskew
 
 from .support import raw_data
@@ -63,10 +63,24 @@ def test_width_unit_norm_blank_rows_and_config():
     assert make_featurizer(f.config()).config() == f.config()
 
 
+def test_a_new_project_gets_rows_of_norm_1_25_and_stored_configs_keep_unit_rows():
+    """A new project's config says norm 1.25 (module docstring); a stored config without the
+    option means 1, so its rows stay what they were, bit for bit."""
+    config = default_config("image", "deskew-hog")
+    assert config["norm"] == 1.25
+    digits = [raw_data.png_bytes((slanted_bar(a) * 255).astype(np.uint8)) for a in (0.0, 0.3, -0.2)]
+    new, stored = make_featurizer(config).transform(digits), hog().transform(digits)
+    np.testing.assert_allclose(np.linalg.norm(new.toarray(), axis=1), 1.25)
+    np.testing.assert_allclose(new.toarray(), 1.25 * stored.toarray(), rtol=1e-12)
+    assert np.array_equal(hog(norm=1.0).transform(digits).toarray(), stored.toarray())
+    assert make_featurizer(config).transform_one(raw_data.png_bytes(np.zeros((28, 28), np.uint8))).nnz == 0
+
+
 @pytest.mark.parametrize("options,needle", [
     ({"size": 8, "cell": 8}, "holds 1 cell(s) of 8 pixels"),
     ({"ink": "grey"}, "ink must be one of 'auto', 'light', 'dark'"),
     ({"size": 4}, "size must be an integer >= 8"),
+    ({"norm": 0}, "norm must be"),
 ])
 def test_bad_options_name_the_problem(options, needle):
     with pytest.raises(ValueError) as info:
