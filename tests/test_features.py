@@ -134,6 +134,22 @@ def test_text_sublinear_counts_of_unigrams_and_bigrams_with_unit_norm():
     assert X.nnz == 4
 
 
+def test_hashed_ngrams_of_a_new_project_have_norm_2_and_the_intercept_column():
+    """A new project's hashed-ngrams rows (learners/features/text.py): norm 2, then a column of
+    0.5; a stored config without the options keeps unit rows and no column."""
+    config = default_config("text", "hashed-ngrams")
+    assert (config["norm"], config["intercept"]) == (2.0, 0.5)
+    texts = ["free entry to win", "see you at home", ""]
+    new, stored = make_featurizer(config), text_featurizer(name="hashed-ngrams")
+    assert new.n_features == stored.n_features + 1 == 2**18 + 1
+    X, old = new.transform(texts), stored.transform(texts)
+    np.testing.assert_allclose(X[:, :-1].toarray(), 2.0 * old.toarray())
+    np.testing.assert_allclose(X[:, -1].toarray().ravel(), 0.5)  # the empty text too
+    np.testing.assert_allclose(sp.linalg.norm(old, axis=1), [1.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="norm must be"):
+        text_featurizer(norm=0)
+
+
 def test_text_tokens_case_utf8_and_empty():
     f = text_featurizer()
     assert f.transform_one("u r 2").nnz == 3 + 2  # one-character tokens are kept

@@ -64,7 +64,7 @@ def test_binary_text_model_predicts_identically_after_export(tmp_path):
     np.testing.assert_array_equal(model.learner.w, lrn.w)
     assert (model.learner.n_seen, model.learner.n_labels) == (lrn.n_seen, lrn.n_labels)
     assert model.card["learner"] == {"name": "paa-i", "params": lrn.get_params(),
-                                     "classes": ["ham", "spam"], "n_features": 2**16,
+                                     "classes": ["ham", "spam"], "n_features": 2**16 + 1,
                                      "n_seen": 800, "n_labels": lrn.n_labels}
     assert model.card["featurizer"] == f.config()
     assert {k: model.card[k] for k in card} == card

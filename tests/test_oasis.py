@@ -330,7 +330,7 @@ def test_a_2_18_feature_project_is_bounded_by_the_projection():
     from learners.model_file import full_card
 
     feat = make_featurizer(default_config("text", "hashed-ngrams"))
-    assert feat.n_features == 2**18
+    assert feat.n_features == 2**18 + 1  # and the intercept column
     texts = ["free entry to win a prize now", "see you at home tonight", "call now to claim",
              "are we meeting for lunch", "urgent prize waiting, reply now", "ok thanks"] * 5
     X = feat.transform(texts)

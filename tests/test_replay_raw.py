@@ -98,7 +98,8 @@ def test_cli_replays_a_raw_file_and_lists_featurizers(tmp_path, capsys):
     assert doc["schema"] == "learners.replay/1"
     assert doc["data"]["kind"] == "text" and doc["data"]["n_items"] == 18
     assert doc["data"]["featurizer"]["name"] == "hashed-ngrams"
-    assert doc["data"]["featurizer"]["n_features"] == doc["data"]["n_features"] == 1024
+    # 1,024 hashed columns and a new project's intercept column
+    assert doc["data"]["featurizer"]["n_features"] == 1024 and doc["data"]["n_features"] == 1025
     assert doc["data"]["class_counts"] == {"ham": 9, "spam": 9}
     capsys.readouterr()
     for kind in ("text", "url", "image"):
