@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotator.labelling.models import LearnerState, Project, ProjectChange
-from learners.features import make_featurizer
+from learners.features import make_featurizer, new_project_config
 
 from .support.app import text_project
 
@@ -47,7 +47,9 @@ def test_a_project_made_in_the_admin_gets_a_complete_config_and_a_learner_state(
     response = client.post("/admin/labelling/project/add/", _form())
     assert response.status_code == 302, response.content.decode()[:2000]
     project = Project.objects.get(name="from admin")
-    assert project.featurizer_config == make_featurizer({"kind": "text"}).config()
+    # the options the form left out take a new project's values (hashed-ngrams: norm 2, intercept)
+    assert project.featurizer_config == make_featurizer(new_project_config({"kind": "text"})).config()
+    assert (project.featurizer_config["norm"], project.featurizer_config["intercept"]) == (2.0, 0.5)
     assert "version" in project.featurizer_config
     assert LearnerState.objects.filter(project=project).exists()
 
