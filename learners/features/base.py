@@ -9,12 +9,15 @@ exported model featurize identically.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..params import Param
+
+#: a matrix of rows: CSR or a dense numpy array (:func:`scale_rows` keeps the type)
+RowsT = TypeVar("RowsT", sp.csr_matrix, np.ndarray)
 
 
 class FeatureError(ValueError):
@@ -64,6 +67,21 @@ INTERCEPT = Param("intercept", 0.0, float, "value of a constant feature appended
                   low=0.0, high=10.0)
 #: the intercept a new project's featurizer appends (measured: benchmarks/LABEL_EFFICIENCY.md)
 NEW_PROJECT_INTERCEPT = 0.5
+
+#: The ``norm`` option of the featurizers whose rows are unit-norm before scaling (url-ngrams,
+#: hashed-ngrams, deskew-hog; docs/algorithms/common.md): the L2 norm each row is scaled to,
+#: before any intercept column. A stored config without it means 1 (its rows never change); a
+#: new project gets the featurizer's ``new_project`` value. Applied by :func:`scale_rows`.
+ROW_NORM = Param("norm", 1.0, float, "L2 norm of each row (before any intercept column; a blank "
+                 "row stays zero)", low=0.0, low_open=True, high=100.0)
+
+
+def scale_rows(rows: RowsT, norm: float) -> RowsT:
+    """Unit-norm ``rows`` (CSR or a dense array) scaled to L2 norm ``norm`` (:data:`ROW_NORM`).
+
+    At ``norm`` 1 the rows are returned as they are, so a stored config keeps its rows bit for bit.
+    """
+    return rows * norm if norm != 1.0 else rows
 
 
 class BaseFeaturizer:

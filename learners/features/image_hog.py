@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from scipy import ndimage
 
 from ..params import Param
-from .base import BaseFeaturizer
+from .base import ROW_NORM, BaseFeaturizer, scale_rows
 from .image import PILLOW_WARNING_PIXELS, decode_gray
 
 
@@ -71,8 +71,7 @@ class HogFeaturizer(BaseFeaturizer):
               "ink on dark) or dark (dark ink on light paper)", choices=("auto", "light", "dark")),
         Param("max_pixels", 40_000_000, int, "refuse images whose declared width x height is "
               "larger (decompression-bomb guard)", low=1, high=PILLOW_WARNING_PIXELS, log=True),
-        Param("norm", 1.0, float, "L2 norm of each row (a blank image gives a zero row)",
-              low=0.0, low_open=True, high=100.0),
+        ROW_NORM,
     )
     #: a new project's row norm (module docstring); a stored config without it means 1
     new_project: ClassVar[dict[str, Any]] = {"norm": 1.25}
@@ -108,8 +107,7 @@ class HogFeaturizer(BaseFeaturizer):
         row = hog(image, orientations=self.orientations, pixels_per_cell=(self.cell, self.cell),
                   cells_per_block=(2, 2), block_norm="L2-Hys", feature_vector=True)
         length = np.linalg.norm(row)
-        # times 1.0 is exact: a stored config without ``norm`` keeps its unit rows bit for bit
-        return row / length * self.norm if length > 0 else row
+        return scale_rows(row / length, self.norm) if length > 0 else row
 
     def _rows(self, parsed: Sequence[np.ndarray]) -> sp.csr_matrix:
         return sp.csr_matrix(np.vstack(parsed))

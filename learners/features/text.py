@@ -42,7 +42,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 
 from ..params import Param
-from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, BaseFeaturizer, decode_utf8
+from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, ROW_NORM, BaseFeaturizer, decode_utf8, scale_rows
 
 TOKEN_PATTERN = r"(?u)\b\w+\b"
 
@@ -57,8 +57,7 @@ class TextFeaturizer(BaseFeaturizer):
         Param("n_features", 2**18, int, "number of hashed columns (2 MB of weights per class "
               "at 2**18)", low=2**4, high=2**24, log=True),
         Param("lowercase", True, bool, "lowercase the text before tokenizing"),
-        Param("norm", 1.0, float, "L2 norm of each row (before the intercept column)",
-              low=0.0, low_open=True, high=100.0),
+        ROW_NORM,
         INTERCEPT,
     )
     #: a new project's row norm and intercept column (module docstring); a stored config
@@ -77,8 +76,7 @@ class TextFeaturizer(BaseFeaturizer):
         return decode_utf8(raw, "text")
 
     def _rows(self, parsed: Sequence[str]) -> sp.csr_matrix:
-        rows = sublinear_l2(self._vectorizer, parsed)
-        return rows * self.norm if self.norm != 1.0 else rows
+        return scale_rows(sublinear_l2(self._vectorizer, parsed), self.norm)
 
 
 def word_vectorizer(n_features: int, lowercase: bool = True) -> HashingVectorizer:

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from ..params import Param
-from .base import INTERCEPT, BaseFeaturizer, FeatureError, decode_utf8
+from .base import INTERCEPT, ROW_NORM, BaseFeaturizer, FeatureError, decode_utf8, scale_rows
 
 
 def _framed(url: str) -> str:
@@ -63,8 +63,7 @@ class UrlNgramFeaturizer(BaseFeaturizer):
         Param("ngram_min", 2, int, "shortest character n-gram", low=1, high=8),
         Param("ngram_max", 5, int, "longest character n-gram (at least ngram_min)", low=1, high=8),
         Param("lowercase", True, bool, "lowercase the URL (host names are case-insensitive)"),
-        Param("norm", 1.0, float, "L2 norm of each row (before the intercept column)",
-              low=0.0, low_open=True, high=100.0),
+        ROW_NORM,
         INTERCEPT,
     )
     new_project: ClassVar[dict[str, Any]] = {"norm": 1.5}
@@ -91,8 +90,7 @@ class UrlNgramFeaturizer(BaseFeaturizer):
         return url.lower() if self.lowercase else url
 
     def _rows(self, parsed: Sequence[str]) -> sp.csr_matrix:
-        rows = self._vectorizer.transform(parsed)
-        return rows * self.norm if self.norm != 1.0 else rows
+        return scale_rows(self._vectorizer.transform(parsed), self.norm)
 
 
 FEATURIZER = UrlNgramFeaturizer
