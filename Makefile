@@ -17,7 +17,7 @@ RUN_ENV := DEBUG=$${DEBUG:-1}
 
 .PHONY: install run test lint
 
-# axe-core for the accessibility tests (tests/test_ui_accessibility.py): npm installs the version
+# axe-core for the accessibility tests (tests/web/test_ui_accessibility.py): npm installs the version
 # pinned in package.json / package-lock.json into node_modules/ (git-ignored); nothing is served.
 AXE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | cksum | cut -d' ' -f1)
 $(AXE_STAMP): package.json package-lock.json

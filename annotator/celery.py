@@ -15,7 +15,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
 
 app = Celery("annotator")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+app.autodiscover_tasks(["annotator.labelling.worker"])  # annotator/labelling/worker/tasks.py
 
 
 @task_prerun.connect

@@ -93,8 +93,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "annotator.labelling.api_errors.ApiErrorMiddleware",  # outermost: sees every answer under /api/
-    "annotator.labelling.limits.RequestSizeLimitMiddleware",  # before anything reads the body
+    "annotator.labelling.api.errors.ApiErrorMiddleware",  # outermost: sees every answer under /api/
+    "annotator.labelling.web.limits.RequestSizeLimitMiddleware",  # before anything reads the body
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -102,7 +102,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # inside CSP and auth: the app's 404 page (with its navigation) even under DEBUG
-    "annotator.labelling.not_found.NotFoundPageMiddleware",
+    "annotator.labelling.web.not_found.NotFoundPageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -119,7 +119,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_COOLOFF_MINUTE
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-AXES_USERNAME_CALLABLE = "annotator.labelling.throttle.axes_username"  # bounded to its column
+AXES_USERNAME_CALLABLE = "annotator.labelling.web.login_throttle.axes_username"  # bounded to its column
 
 # Content-Security-Policy (django-csp; Django 5.2 has none built in, 6.0 will): only this
 # site's own scripts, styles, fonts and requests, images also as data: URIs (the queue inlines
@@ -257,9 +257,10 @@ CELERY_TASK_PUBLISH_RETRY = False
 SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", 30))
 HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", 10))
 #: An import or planner run whose worker has not reported progress for this long is taken for
-#: dead: the page says so and the sweep restarts it (annotator/labelling/jobs.py).
+#: dead: the page says so and the sweep restarts it (annotator/labelling/engine/jobs.py).
 JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", 60))
-#: The label pipeline's transactions commit asynchronously on PostgreSQL (annotator/labelling/pipeline.py).
+#: The label pipeline's transactions commit asynchronously on PostgreSQL
+#: (annotator/labelling/engine/pipeline.py).
 DECIDE_ASYNC_COMMIT = env_bool("DECIDE_ASYNC_COMMIT", default=True)
 # In-memory beat scheduler: the default one persists with shelve (pickle); the schedule is
 # just "every SWEEP_SECONDS", so nothing needs persisting.
@@ -275,11 +276,11 @@ CELERY_BEAT_SCHEDULE = {
 #: The delta planner refuses a run whose cost (items x candidates x permutations, the number of
 #: item steps it replays) is above this (issue 15: a text project took 25 min and 10 GB).
 PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
-#: The dashboard's random-querying baseline (labelling/baseline.py, docs/cost.md) replays at most
+#: The dashboard's random-querying baseline (labelling/reporting/cost_view.py, docs/cost.md) replays at most
 #: this many items with a gold class, 3 times, cached until they grow by a tenth.
 BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
 #: The dashboard's per-annotator figures, agreement and quality read the project's newest labels,
-#: this many (labelling/agreement.py ``recent_labels``), so a poll costs the same however many
+#: this many (labelling/teams/agreement.py ``recent_labels``), so a poll costs the same however many
 #: labels the stream has had (issue 18).
 DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 5000)))
 

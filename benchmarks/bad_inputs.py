@@ -304,7 +304,7 @@ def build_world() -> dict[str, Any]:
 
     from annotator.labelling.ingest import Record, import_records
     from annotator.labelling.models import Membership
-    from annotator.labelling.projects import create_project
+    from annotator.labelling.projects.creation import create_project
 
     User = get_user_model()
     admin = User.objects.create_user("probe-admin", password=PASSWORD, is_staff=True)

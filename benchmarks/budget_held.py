@@ -78,7 +78,7 @@ def main() -> None:
     left_out = sorted({a for t in ("binary", "multiclass") for a in learners.names_for_task(t)}
                       - {algo for _, algo, _ in rows})
     note = ([f"Not in this run: {', '.join(left_out)} (their per-item loops take far longer on "
-             "these streams); tests/test_budget.py holds them within 25% on a long synthetic "
+             "these streams); tests/learners/test_budget.py holds them within 25% on a long synthetic "
              "stream and LABEL_EFFICIENCY.md reports their achieved ratios on the streams.", ""]
             if left_out else [])
     lines = ["# Budget held on the raw streams", "",

@@ -1,4 +1,4 @@
-"""How long the dashboard's cost-per-accuracy view (annotator/labelling/baseline.py, docs/cost.md)
+"""How long the dashboard's cost-per-accuracy view (annotator/labelling/cost_view.py, docs/cost.md)
 takes to compute when its cache is cold: a digits project whose stream was decided and labelled
 with the gold classes, then the view computed once per learner (the random-querying replay of
 BASELINE_MAX_ITEMS gold items, 3 runs, plus reading the rows). Writes benchmarks/COST_VIEW.md.
@@ -24,13 +24,13 @@ def main() -> None:
     from django.conf import settings
     from django.core.cache import cache
 
-    from annotator.labelling import baseline
-    from annotator.labelling.annotation import submit_label
-    from annotator.labelling.demo import digit_records
+    from annotator.labelling.annotation.actions import submit_label
+    from annotator.labelling.engine.pipeline import update_project
     from annotator.labelling.ingest import import_records
     from annotator.labelling.models import Item, Project, StreamStats
-    from annotator.labelling.pipeline import update_project
-    from annotator.labelling.projects import create_project
+    from annotator.labelling.projects.creation import create_project
+    from annotator.labelling.projects.demo import digit_records
+    from annotator.labelling.reporting import cost_view
 
     settings.BASELINE_MAX_ITEMS = args.items
     project = create_project(name="cost view", task="multiclass", item_kind="image", classes=list(range(10)),
@@ -57,8 +57,8 @@ def main() -> None:
              "1,797 at most), all with gold, decided by "
              f"mpaa-i (delta 0.3) and labelled with the gold classes ({prepared:.0f} s to prepare). For each "
              "learner the project is switched to it and the view computed once with a cold cache: read the "
-             f"{baseline.rows_wanted(gold_n)} gold rows, replay the learner with query=random "
-             f"{baseline.RUNS} times. The dashboard then serves it from the cache until the gold rows grow "
+             f"{cost_view.rows_wanted(gold_n)} gold rows, replay the learner with query=random "
+             f"{cost_view.RUNS} times. The dashboard then serves it from the cache until the gold rows grow "
              "by a tenth. Machine: 2 cores shared with other work (load noted below).", "",
              "| learner | seconds (cold) | items | p | accuracy: learner / random |",
              "| --- | --- | --- | --- | --- |"]
@@ -67,7 +67,7 @@ def main() -> None:
         project.refresh_from_db()
         cache.clear()
         t = time.perf_counter()
-        view = baseline.cost_view(project, gold_n)
+        view = cost_view.cost_view(project, gold_n)
         seconds = time.perf_counter() - t
         assert view is not None
         end = view["random_end"]

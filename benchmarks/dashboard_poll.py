@@ -4,7 +4,7 @@
 
 A binary text project with ``--items`` decided items (random query probabilities, gold on every
 item, the queried ones labelled) is written straight into a throw-away database; then
-:func:`annotator.labelling.dashboard.dashboard_data` is timed after a change (the numbers and
+:func:`annotator.labelling.reporting.dashboard.dashboard_data` is timed after a change (the numbers and
 curves are recomputed from the decision log) and for an unchanged project (the cached poll).
 Medians of 5.
 """
@@ -28,9 +28,9 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.core.cache import cache
 
-    from annotator.labelling.dashboard import dashboard_data
     from annotator.labelling.models import Item, Label
-    from annotator.labelling.projects import create_project
+    from annotator.labelling.projects.creation import create_project
+    from annotator.labelling.reporting.dashboard import dashboard_data
 
     project = create_project(name="poll", task="binary", item_kind="text", classes=["ham", "spam"],
                              algorithm="paa-i")

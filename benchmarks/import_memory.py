@@ -57,7 +57,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
     url = setup(args.postgres)
-    from annotator.labelling.projects import create_project
+    from annotator.labelling.projects.creation import create_project
     from learners.features import ORIGINAL, default_config
 
     pairs = texts()

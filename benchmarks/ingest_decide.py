@@ -94,10 +94,10 @@ def main() -> None:
     from django.test import Client
     from scale import WARM_UP, post_items, texts
 
+    from annotator.labelling.engine.pipeline import update_project
     from annotator.labelling.models import Item, Project
-    from annotator.labelling.pipeline import update_project
-    from annotator.labelling.projects import create_project
-    from annotator.labelling.simulation import simulate
+    from annotator.labelling.projects.creation import create_project
+    from annotator.labelling.reporting.simulation import simulate
     from learners.features import ORIGINAL, default_config
 
     n = args.n

@@ -47,7 +47,7 @@ def main() -> None:
 
     from annotator.labelling.ingest import featurize, import_records, parse_upload
     from annotator.labelling.models import Item
-    from annotator.labelling.projects import create_project
+    from annotator.labelling.projects.creation import create_project
 
     items, source = texts(args.n)
     buf = io.StringIO()

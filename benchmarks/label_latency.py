@@ -38,10 +38,10 @@ def main() -> None:
 
     from django.contrib.auth import get_user_model
 
-    from annotator.labelling.annotation import lease_next, submit_label
-    from annotator.labelling.demo import create_demo
-    from annotator.labelling.enqueue import labels_changed, top_up_if_low
+    from annotator.labelling.annotation.actions import lease_next, submit_label
     from annotator.labelling.models import LearnerState
+    from annotator.labelling.projects.demo import create_demo
+    from annotator.labelling.worker.send import labels_changed, top_up_if_low
 
     project, _ = create_demo()
     user = get_user_model().objects.get(username="annotator")

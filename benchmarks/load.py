@@ -81,10 +81,10 @@ def setup(db_url: str, broker: str, tmp: Path, n_users: int) -> tuple[int, dict[
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from annotator.labelling.demo import digit_records
     from annotator.labelling.ingest import import_records
     from annotator.labelling.models import Item, Membership
-    from annotator.labelling.projects import create_project
+    from annotator.labelling.projects.creation import create_project
+    from annotator.labelling.projects.demo import digit_records
 
     call_command("migrate", verbosity=0)
     project = create_project(
@@ -193,7 +193,7 @@ def run(config: dict) -> dict:
         processes, threads = config["web"]
         server = Gunicorn(env, workers=processes, threads=threads)
         workers = start_workers(env)
-        from annotator.labelling.pipeline import update_project
+        from annotator.labelling.engine.pipeline import update_project
 
         try:
             update_project(project_id)

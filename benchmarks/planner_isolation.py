@@ -56,14 +56,14 @@ def measure(mode: str, args: argparse.Namespace) -> dict:
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
-    from annotator.labelling import jobs
-    from annotator.labelling.annotation import lease_next, submit_label
-    from annotator.labelling.demo import digit_records
-    from annotator.labelling.enqueue import labels_changed, run_planner, top_up_if_low
+    from annotator.labelling.annotation.actions import lease_next, submit_label
+    from annotator.labelling.engine import jobs
     from annotator.labelling.ingest import import_records
     from annotator.labelling.models import Item, LearnerState, PlannerRun
-    from annotator.labelling.planner import cost
-    from annotator.labelling.projects import create_project
+    from annotator.labelling.projects.creation import create_project
+    from annotator.labelling.projects.demo import digit_records
+    from annotator.labelling.reporting.planner import cost
+    from annotator.labelling.worker.send import labels_changed, run_planner, top_up_if_low
 
     user = get_user_model().objects.get(username="annotator")
     common = dict(task="multiclass", item_kind="image", classes=list(range(10)), algorithm="mpaa-i",
@@ -150,7 +150,7 @@ def main() -> None:
     parser.add_argument("--redis", default=None)
     args = parser.parse_args()
     url = setup(args.postgres, args.redis)
-    from annotator.labelling.demo import create_demo
+    from annotator.labelling.projects.demo import create_demo
 
     create_demo(n_items=10)  # the demo users
     rows = [measure(mode, args) for mode in args.modes.split(",")]

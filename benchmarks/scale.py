@@ -97,7 +97,7 @@ def export_peak_mb(project_id: int) -> float:
     """Peak RSS of a fresh process exporting the model (Django set up on the same database)."""
     code = (
         "import os, resource, sys, tempfile, django; sys.path.insert(0, '.'); django.setup();"
-        "from annotator.labelling.export import export_model;"
+        "from annotator.labelling.reporting.export import export_model;"
         "from annotator.labelling.models import Project;"
         f"export_model(Project.objects.get(pk={project_id}), tempfile.mktemp(suffix='.npz'));"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
@@ -123,10 +123,10 @@ def run_size(n: int, pairs, worker_log: Path, reuse: bool = False) -> dict[str, 
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    from annotator.labelling.engine.pipeline import update_project
     from annotator.labelling.models import Item, Membership, Project
-    from annotator.labelling.pipeline import update_project
-    from annotator.labelling.projects import create_project
-    from annotator.labelling.simulation import simulate
+    from annotator.labelling.projects.creation import create_project
+    from annotator.labelling.reporting.simulation import simulate
     from learners.features import ORIGINAL, default_config
 
     load_before = os.getloadavg()[1]
@@ -170,9 +170,9 @@ def measure(project, n: int, pairs, worker_log: Path) -> dict[str, float]:
     from django.db.models import F
     from django.test import Client
 
-    from annotator.labelling.baseline import refresh
-    from annotator.labelling.dashboard import dashboard_data
     from annotator.labelling.models import Item, LearnerState, Project
+    from annotator.labelling.reporting.cost_view import refresh
+    from annotator.labelling.reporting.dashboard import dashboard_data
 
     admin = get_user_model().objects.get(username=f"boss{n}")
     user = get_user_model().objects.get(username=f"ann{n}")
@@ -310,8 +310,9 @@ def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, sou
     lines += ["", f"10M items, extrapolated from the {size(big)} run (not measured): ingest and decide are "
               f"linear, {1e7 / r['ingest_per_s'] / 60:.0f} and {1e7 / r['decide_per_s'] / 60:.0f} minutes "
               "at the rates above; the dashboard, the metrics API, the label + next round trip and "
-              "label -> model read a bounded number of rows (tests/test_app_flat.py), so they are expected "
-              f"at the {size(big)} figures; `export_model` reads no item row, so its memory stays too."]
+              "label -> model read a bounded number of rows (tests/engine/test_app_flat.py), so they are "
+              f"expected at the {size(big)} figures; `export_model` reads no item row, so its memory "
+              "stays too."]
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,7 @@ Like a browser, it keeps its connection open between requests (HTTP/1.1 keep-ali
 server allows it and opens a new one when the server closed it or it sat idle for
 :data:`IDLE_RECONNECT_S` (so it never sends on a connection the server is timing out).
 
-Used by the reliability test (tests/test_faults.py) and the load benchmark (benchmarks/load.py).
+Used by the reliability test (tests/engine/test_faults.py) and the load benchmark (benchmarks/load.py).
 """
 
 from __future__ import annotations

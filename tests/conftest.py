@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .support.resources import services_problem, services_required
+from tests.support.resources import services_problem, services_required
 
 
 @pytest.fixture(scope="session")
@@ -40,4 +40,4 @@ def _empty_cache():
 
 
 # the Chromium fixture of the browser tests
-from .support.browser import axe_page, chromium_page  # noqa: E402, F401
+from tests.support.browser import axe_page, chromium_page  # noqa: E402, F401

@@ -13,11 +13,10 @@ from django.core.management.base import CommandError
 from PIL import Image
 from sklearn.datasets import load_digits
 
-from annotator.labelling.demo import NAME
+from annotator.labelling.engine.stored_vectors import decode
 from annotator.labelling.models import ImportJob, Item, Label, LearnerState, Project, UploadPart
-from annotator.labelling.vectors import decode
-
-from .support.app import text_project
+from annotator.labelling.projects.demo import NAME
+from tests.support.app import text_project
 
 pytestmark = pytest.mark.django_db
 

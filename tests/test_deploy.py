@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, LearnerState, WorkerHeartbeat
-from annotator.labelling.pipeline import update_project
 from harness.http_annotator import HttpAnnotator
 from harness.servers import Gunicorn
-
-from .support.app import ROOT, Worker, digits_project, member, worker_database_url
-from .support.resources import services_required
+from tests.support.app import ROOT, Worker, digits_project, member, worker_database_url
+from tests.support.resources import services_required
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 

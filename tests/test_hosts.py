@@ -14,14 +14,13 @@ import threading
 import pytest
 from django.db import connection
 
+from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label, LearnerState
-from annotator.labelling.pipeline import update_project
 from harness import netns
 from harness.http_annotator import HttpAnnotator
 from harness.servers import Gunicorn, PrivateRedis
-
-from .support.app import ROOT, Worker, digits_project, member, worker_database_url
-from .support.resources import services_required
+from tests.support.app import ROOT, Worker, digits_project, member, worker_database_url
+from tests.support.resources import services_required
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .support.html import parse
+from tests.support.html import parse
 
 FRAGMENT = """<section id="s" class="a b" hx-get="/x">
   <p>one

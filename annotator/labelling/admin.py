@@ -5,9 +5,17 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .changes import record_changes, snapshot
-from .models import Consensus, ImportJob, Item, Label, LearnerState, Membership, Project
-from .projects import save_new_project
+from annotator.labelling.models import (
+    Consensus,
+    ImportJob,
+    Item,
+    Label,
+    LearnerState,
+    Membership,
+    Project,
+)
+from annotator.labelling.projects.creation import save_new_project
+from annotator.labelling.projects.settings_changes import record_changes, snapshot
 
 
 class MembershipInline(admin.TabularInline):

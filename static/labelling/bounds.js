@@ -1,4 +1,4 @@
-// The browser's half of an excluded bound (annotator/labelling/forms.py, bounds_attrs): HTML's
+// The browser's half of an excluded bound (annotator/labelling/web/forms.py, bounds_attrs): HTML's
 // min/max include the bound itself, so a number input marked data-low-open / data-high-open is
 // refused at that value too, with the same range text the server's check (Param.validate) gives.
 (function () {

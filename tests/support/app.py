@@ -16,13 +16,12 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from annotator.labelling.demo import digit_records
+from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Membership, Project
-from annotator.labelling.pipeline import update_project
-from annotator.labelling.projects import create_project
-
-from .html import parse
+from annotator.labelling.projects.creation import create_project
+from annotator.labelling.projects.demo import digit_records
+from tests.support.html import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 _names = itertools.count()
@@ -74,7 +73,7 @@ def member(project: Project, username: str, role: str = Membership.Role.ANNOTATO
 def teach(project: Project, user: Any, until_auto: int | None = None) -> None:
     """Run the stream with ``user`` labelling every queued item with its gold class (the real
     pipeline, no worker), until nothing is pending or ``until_auto`` items were decided alone."""
-    from annotator.labelling.annotation import submit_label
+    from annotator.labelling.annotation.actions import submit_label
     from annotator.labelling.models import Item
 
     while True:

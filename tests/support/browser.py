@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .resources import services_required
+from tests.support.resources import services_required
 
 CHROMIUM = "/usr/bin/chromium"
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"

@@ -11,8 +11,7 @@ import numpy as np
 
 from learners.evaluation import raw_datasets
 from learners.evaluation.raw_datasets import png_bytes
-
-from .resources import DATASETS, shared_dataset
+from tests.support.resources import DATASETS, shared_dataset
 
 __all__ = ["ag_news", "mnist", "png_bytes", "sms", "urls"]
 

@@ -22,6 +22,10 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from annotator.labelling.engine import jobs
+from annotator.labelling.engine.faults import hold_point
+from annotator.labelling.engine.stored_vectors import encode_rows
+from annotator.labelling.models import ImportJob, Item, Project
 from learners.uploads import (
     IngestError,
     Record,
@@ -32,10 +36,6 @@ from learners.uploads import (
     record_chunks,
 )
 
-from .. import jobs
-from ..faults import hold_point
-from ..models import ImportJob, Item, Project
-from ..vectors import encode_rows
 from .upload_file import drop_upload, open_upload, store_upload
 
 __all__ = ["IngestError", "Record", "import_ids", "import_records", "insert_items", "new_job", "parse_upload",

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 from django.db.models.functions import Length
 
-from ..models import ImportJob, UploadPart
+from annotator.labelling.models import ImportJob, UploadPart
 
 #: bytes per stored part (the last part of a file may be shorter)
 PART_BYTES = 8 * 1024 * 1024

@@ -2,7 +2,7 @@
 
 from django.core.management.base import CommandError
 
-from ..models import Project
+from annotator.labelling.models import Project
 
 
 def project_arg(value: str) -> Project:

@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from ...demo import USERS, create_demo
-from ...pipeline import update_project
+from annotator.labelling.engine.pipeline import update_project
+from annotator.labelling.projects.demo import USERS, create_demo
 
 
 class Command(BaseCommand):

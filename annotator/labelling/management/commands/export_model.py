@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ...export import export_model
-from ..arguments import project_arg
+from annotator.labelling.management.arguments import project_arg
+from annotator.labelling.reporting.export import export_model
 
 
 class Command(BaseCommand):

@@ -9,11 +9,11 @@ from typing import Any, BinaryIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import enqueue
-from ...ingest import new_job, run_job
-from ...ingest.upload_file import PART_BYTES
-from ...models import ImportJob
-from ..arguments import project_arg
+from annotator.labelling.ingest import new_job, run_job
+from annotator.labelling.ingest.upload_file import PART_BYTES
+from annotator.labelling.management.arguments import project_arg
+from annotator.labelling.models import ImportJob
+from annotator.labelling.worker import send
 
 
 def _parts(fh: BinaryIO) -> Iterator[bytes]:
@@ -39,9 +39,9 @@ class Command(BaseCommand):
                 job = new_job(project, path.name, _parts(fh))
         except OSError as exc:
             raise CommandError(f"{path}: {exc}") from None
-        done = run_job(job.pk, enqueue.items_arriving(project.pk))
+        done = run_job(job.pk, send.items_arriving(project.pk))
         if done is None or done.status != ImportJob.Status.DONE:
             status = "not run" if done is None else done.status
             raise CommandError(f"{path}: {done.error if done is not None and done.error else status}")
-        enqueue.items_changed(project.pk)
+        send.items_changed(project.pk)
         self.stdout.write(f"imported {done.done} items into {project.name!r} (import job {done.pk})")

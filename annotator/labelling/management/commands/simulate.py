@@ -5,9 +5,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ...metrics import project_metrics
-from ...simulation import simulate
-from ..arguments import project_arg
+from annotator.labelling.management.arguments import project_arg
+from annotator.labelling.reporting.metrics import project_metrics
+from annotator.labelling.reporting.simulation import simulate
 
 
 class Command(BaseCommand):

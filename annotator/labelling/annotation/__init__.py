@@ -1,0 +1,1 @@
+"""Annotation: what an annotator does (lease, label, skip, undo, change a recent label)."""

@@ -1,0 +1,326 @@
+"""What an annotator does: lease the oldest waiting item, then label it.
+
+The locks are described in docs/architecture.md ("Celery tasks, the sweep and the locks").
+
+* A lease lasts ``project.lease_seconds``; an expired lease puts the item back in the queue.
+  An annotator holds one lease per project (asking again returns the same item).
+* Leasing locks the chosen row (``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL, so
+  concurrent annotators take different items without waiting for each other) and then sets
+  it with a compare-and-set ``UPDATE ... WHERE status is still waiting``, so two annotators
+  never get the same item, on any database (SQLite has no row locks but serialises writers).
+* A label is saved under the item's row lock. A label
+  for an item leased to another annotator (live lease) is refused. A label for an item whose
+  own lease expired is accepted if nobody labelled it yet; otherwise it is kept as an extra
+  opinion (``primary=False``) and never lost.
+* Overlap (:mod:`.overlap`): an item with ``overlap_k > 1`` goes back to the queue after each
+  label until ``overlap_k`` annotators gave a standing opinion; none of its opinions is primary
+  until its consensus (:mod:`.consensus`), which the pipeline computes once they are all in.
+  Nobody is offered an item they labelled (nor one they skipped). Labels of an item a reviewer
+  decided (:func:`.consensus.resolve`) can no longer be undone or changed.
+
+An annotator may also change any of their last labels (:func:`change_label`): the old label is
+retracted exactly as an undo retracts it (one definition, :func:`_retract`) and the new one takes
+its place.
+
+Nothing here sends Celery tasks: the functions return what changed and the caller (a view)
+asks :mod:`.enqueue` for the follow-up work (a primary label or an undo: ``apply_labels``; a
+queue running low: ``advance_stream``).
+
+The functions join the caller's transaction when there is one (as a savepoint, so a refused
+label leaves the caller's transaction usable): the queue's label request stores the label and
+leases the next item in ONE transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q
+from django.utils import timezone
+
+from annotator.labelling.engine import running_totals
+from annotator.labelling.engine.faults import hold_point
+from annotator.labelling.models import (
+    Honeypot,
+    Item,
+    Label,
+    LearnerState,
+    Membership,
+    Project,
+    Skip,
+    leased_by_q,
+    waiting_q,
+)
+from annotator.labelling.teams import consensus
+from annotator.labelling.teams.honeypots import honeypot_of, maybe_serve, open_honeypot
+
+#: Attempts at the compare-and-set before giving up (other annotators took the candidates).
+LEASE_ATTEMPTS = 5
+LABELABLE = (Item.Status.QUEUED, Item.Status.LEASED, Item.Status.LABELLED, Item.Status.SKIPPED)
+#: Item columns a label submission reads and writes (the image and the vector stay in the table).
+LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires", "overlap_k", "n_opinions")
+
+
+def lease_next(project: Project, user: Any) -> Item | None:
+    """Lease the oldest waiting item to ``user`` (or return their live lease); None if none waits.
+
+    Two bounded queries, each reading ids only: the user's live lease, else the oldest waiting
+    item they did not skip, locked (rows another transaction holds are skipped: SKIP LOCKED on
+    PostgreSQL). Both walk the partial queue index (``item_queue``) in ``seq`` order and stop
+    at the first match, so the cost does not grow with the queue (issue 18: one query ordered by
+    "mine first, then seq" sorted every waiting item before its limit, 0.5 s for a 50k queue).
+    The chosen row is then set with a compare-and-set ``UPDATE``. The caller tops the queue up
+    when it runs low (:func:`.enqueue.top_up_if_low`).
+
+    Honeypots (:mod:`.honeypots`): the user's open honeypot comes first; when a waiting item
+    would be leased, a honeypot is served instead with the project's ``honeypot_rate``.
+    """
+    # an overlapped item waits for the others once the user gave their opinion on it
+    labelled_by = Exists(Label.objects.filter(item=OuterRef("pk"), annotator=user, undone_at__isnull=True))
+    with transaction.atomic():
+        honeypot = open_honeypot(project, user)
+        if honeypot is not None:
+            return honeypot
+        pk, drawn = None, False
+        for _ in range(LEASE_ATTEMPTS):
+            now = timezone.now()
+            items = Item.objects.filter(project=project)
+            pk = items.filter(leased_by_q(user, now)).values_list("pk", flat=True).first()
+            if pk is not None:
+                break
+            found = (items.select_for_update(skip_locked=True)
+                     .filter(waiting_q(now) & ~Q(skips__annotator=user)).exclude(labelled_by)
+                     .order_by("seq").values_list("pk", "seq").first())
+            if found is None:
+                break
+            pk = found[0]
+            if not drawn:  # one draw per lease: a honeypot in place of the waiting item
+                drawn = True
+                honeypot = maybe_serve(project, user, found[1])
+                if honeypot is not None:
+                    return honeypot
+            if Item.objects.filter(pk=pk).filter(waiting_q(now)).update(
+                    status=Item.Status.LEASED, lease_owner=user,
+                    lease_expires=now + timedelta(seconds=project.lease_seconds)):
+                break
+            pk = None
+        if pk is None:  # the user waits: the look-ahead counts them (see queue.active_annotators)
+            Membership.objects.filter(project=project, user=user).update(last_waited=timezone.now())
+        return Item.objects.get(pk=pk) if pk is not None else None
+
+
+class DuplicateLabelError(ValueError):
+    """The annotator already has a (not undone) label on this item."""
+
+
+class LeasedToOtherError(ValueError):
+    """The item is leased to another annotator (a live lease)."""
+
+
+def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label:
+    """Store ``user``'s label ``value`` for item ``item_id`` of ``project`` (see module docstring).
+
+    ``seconds`` on the label is the time since the lease began when ``user`` holds the lease,
+    else None. Raises ``Item.DoesNotExist`` for an item not in the project, ValueError when the
+    value is not a class or the item was never queried, :class:`LeasedToOtherError` when
+    another annotator holds a live lease on it and :class:`DuplicateLabelError` when ``user``
+    already labelled it; nothing is stored then. A ``primary`` label, and the last opinion an
+    overlapped item waited for, need ``apply_labels`` (the caller's :func:`.enqueue.labels_changed`
+    when :func:`needs_pipeline`). The answer to ``user``'s open honeypot on the
+    item is a non-primary label linked to the honeypot (``seconds`` since it was served).
+    """
+    cls = project.parse_class(value)
+    with transaction.atomic():
+        now = timezone.now()
+        item = Item.objects.select_for_update().only(*LEASE_FIELDS).get(pk=item_id, project=project)
+        honeypot = Honeypot.objects.filter(item_id=item.pk, annotator=user, label__isnull=True).first()
+        if honeypot is not None:
+            honeypot.label = Label.objects.create(
+                item_id=item.pk, project=project, annotator=user, value=cls, primary=False,
+                seconds=max(0.0, (now - honeypot.served).total_seconds()))
+            honeypot.save(update_fields=["label"])
+            return honeypot.label
+        if item.status not in LABELABLE:
+            raise ValueError(f"item {item.pk} was not queried (status {item.status})")
+        if item.has_live_lease(now) and item.lease_owner_id != user.pk:
+            raise LeasedToOtherError("this item is leased to another annotator")
+        earlier = list(Label.objects.filter(item_id=item.pk)
+                       .values_list("annotator_id", "primary", "undone_at"))
+        if any(annotator == user.pk and undone is None for annotator, _, undone in earlier):
+            raise DuplicateLabelError(f"you already labelled item {item.pk} (a double submission?); "
+                                      "use undo to change it")
+        seconds = None
+        if item.lease_owner_id == user.pk and item.lease_expires is not None:
+            leased_at = item.lease_expires - timedelta(seconds=project.lease_seconds)
+            seconds = max(0.0, (now - leased_at).total_seconds())
+        overlapped = item.overlap_k > 1
+        primary = not overlapped and not any(was_primary for _, was_primary, _ in earlier)
+        label = Label.objects.create(item=item, project=project, annotator=user, value=cls,
+                                     seconds=seconds, primary=primary)
+        hold_point("LABEL")
+        item.n_opinions += 1
+        if primary or (overlapped and item.n_opinions >= item.overlap_k):
+            item.status, item.lease_owner_id, item.lease_expires = Item.Status.LABELLED, None, None
+        elif overlapped and item.status == Item.Status.LEASED:  # back in the queue for the others
+            item.status, item.lease_owner_id, item.lease_expires = Item.Status.QUEUED, None, None
+        Item.objects.filter(pk=item.pk).update(status=item.status, lease_owner_id=item.lease_owner_id,
+                                               lease_expires=item.lease_expires,
+                                               n_opinions=F("n_opinions") + 1)
+        if overlapped and item.n_opinions >= item.overlap_k:
+            consensus.mark_due(item)
+        return label
+
+
+def needs_pipeline(label: Label) -> bool:
+    """The pipeline has work after storing ``label``: it is primary, or its item's opinions are
+    all in and wait to be aggregated (:func:`.consensus.mark_due`)."""
+    return label.primary or consensus.is_due(label.item_id)
+
+
+def skip_item(item: Item, user: Any) -> None:
+    """``user`` passes on the item they lease: it returns to the queue for the other annotators.
+
+    ValueError when ``user`` does not hold the item's lease. Skipping an open honeypot closes it
+    (it is not served to ``user`` again).
+    """
+    with transaction.atomic():
+        item = Item.objects.select_for_update().get(pk=item.pk)
+        if Honeypot.objects.filter(item=item, annotator=user, label__isnull=True).delete()[0]:
+            Skip.objects.get_or_create(item=item, annotator=user)
+            return
+        if item.status != Item.Status.LEASED or item.lease_owner_id != user.pk:
+            raise ValueError(f"item {item.pk} is not leased to you")
+        Skip.objects.get_or_create(item=item, annotator=user)
+        item.status, item.lease_owner, item.lease_expires = Item.Status.QUEUED, None, None
+        item.save(update_fields=["status", "lease_owner", "lease_expires"])
+
+
+def undoable(label: Label) -> bool:
+    """Whether ``label`` can be undone if it is its annotator's latest: an opinion not undone,
+    on an item no reviewer decided, and the item's label (primary), an opinion on an overlapped
+    item, or the answer to a honeypot."""
+    if label.undone_at is not None or label.kind != Label.Kind.OPINION:
+        return False
+    if not (label.primary or label.item.overlap_k > 1 or honeypot_of(label) is not None):
+        return False
+    return not consensus.is_adjudicated(label.item_id)
+
+
+def undoable_label(project: Project, user: Any) -> Label | None:
+    """The label ``user`` may undo: their latest label in the project, if :func:`undoable`.
+    Older labels cannot be undone (one step back)."""
+    label = (Label.objects.filter(project=project, annotator=user).select_related("item")
+             .order_by("-id").first())
+    return label if label is not None and undoable(label) else None
+
+
+def _lock_state(project: Project) -> None:
+    """Lock the project's learner state row, FIRST (the pipeline's lock order: state, then labels
+    and items): the aggregates and the primary labels are written under it only."""
+    LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
+
+
+def _retract(project: Project, label: Label, item: Item) -> None:
+    """Take back ``label`` (the state row locked first, then its row and its item's, by the
+    caller): the one definition of what an undo does to the label, the learner and the
+    aggregates, shared by :func:`undo_last_label` and :func:`change_label`.
+
+    The label stays in the database with ``undone_at`` set and ``primary=False`` (the undo is
+    recorded). If it was the item's primary label: when the learner had already learnt from it,
+    ``LearnerState.needs_rebuild`` asks the pipeline to rebuild the learner from the remaining
+    labels in their applied order (the learner is corrected exactly, as if the label had never
+    been given: a new model version), and the aggregates (:func:`.stats.record_undo`) lose it.
+    An opinion on an overlapped item also withdraws the item's consensus
+    (:func:`.consensus.withdraw`: its primary label leaves the learner the same way) until the
+    opinions are all in again. An extra opinion (not primary) never reached the learner.
+    """
+    counts = running_totals.load(project.pk)
+    rebuild = consensus.withdraw(item, counts) if item.overlap_k > 1 else False
+    label.refresh_from_db(fields=["primary"])
+    if label.primary:
+        rebuild = consensus.demote(label, item, counts) or rebuild
+    label.undone_at = timezone.now()
+    label.save(update_fields=["undone_at"])
+    # a honeypot's answer never counted (its item is not in the queue)
+    if Item.objects.filter(pk=item.pk, n_opinions__gt=0).update(n_opinions=F("n_opinions") - 1):
+        item.n_opinions -= 1
+    if rebuild:
+        LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+
+
+def undo_last_label(project: Project, user: Any) -> Item:
+    """Retract ``user``'s last label (see :func:`undoable_label`) and lease its item back to them.
+
+    What the retraction does to the label, the learner and the aggregates: :func:`_retract`.
+    ValueError when there is nothing to undo. The undo needs ``apply_labels`` (the caller's
+    :func:`.enqueue.labels_changed`). The answer to a honeypot is undone the same way for the
+    user; the honeypot is theirs again (the item, never queued, keeps its status and the learner
+    never had the label).
+    """
+    with transaction.atomic():
+        label = undoable_label(project, user)
+        if label is None:
+            raise ValueError("nothing to undo")
+        _lock_state(project)
+        label = Label.objects.select_for_update().get(pk=label.pk)
+        item = Item.objects.select_for_update().get(pk=label.item_id)
+        if Honeypot.objects.filter(label=label).update(label=None):
+            _retract(project, label, item)  # not primary: only its row changes
+            return item
+        _retract(project, label, item)
+        item.status, item.lease_owner = Item.Status.LEASED, user
+        item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
+        item.save(update_fields=["status", "lease_owner", "lease_expires"])
+        return item
+
+
+#: how many of an annotator's own labels the queue lists beside the item (each one changeable)
+RECENT_LABELS = 10
+
+
+def recent_labels(project: Project, user: Any, n: int = RECENT_LABELS) -> list[Label]:
+    """``user``'s last ``n`` labels in ``project`` that are not undone, newest first, each with
+    its item (what the queue lists beside the item; :func:`change_label` changes one)."""
+    return list(Label.objects.filter(project=project, annotator=user, undone_at__isnull=True)
+                .select_related("item").defer("item__data", "item__vector").order_by("-id")[:n])
+
+
+def change_label(project: Project, user: Any, label_id: int, value: Any) -> Label:
+    """Replace ``user``'s label ``label_id`` by one of class ``value``: the old label is retracted
+    exactly as an undo does (:func:`_retract`: a primary label already learnt makes the pipeline
+    rebuild the learner without it, a new model version) and the new one is stored in its place
+    (primary if the old one was, with the old one's annotator seconds); the item keeps its
+    status. Returns the new label, or the old one unchanged when ``value`` is its class already.
+
+    On an overlapped item the new opinion is not primary: the item's consensus is aggregated
+    again (:func:`.consensus.mark_due`) once its opinions are all in.
+
+    Raises ``Label.DoesNotExist`` for a label that is not ``user``'s in ``project`` or is undone,
+    ValueError when ``value`` is not a class or a reviewer decided the item. A primary change,
+    and a change on an overlapped item, need ``apply_labels`` (the caller's
+    :func:`.enqueue.labels_changed` when :func:`needs_pipeline`).
+    """
+    with transaction.atomic():
+        _lock_state(project)
+        label = Label.objects.select_for_update().get(pk=label_id, project=project, annotator=user,
+                                                      undone_at__isnull=True, kind=Label.Kind.OPINION)
+        cls = project.parse_class(value)
+        if label.value == cls:
+            return label
+        if consensus.is_adjudicated(label.item_id):
+            raise ValueError("a reviewer decided this item: its labels cannot change")
+        item = Item.objects.select_for_update().get(pk=label.item_id)
+        overlapped = item.overlap_k > 1
+        primary = label.primary and not overlapped
+        counted = item.n_opinions
+        _retract(project, label, item)
+        new = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
+                                   seconds=label.seconds, primary=primary)
+        Honeypot.objects.filter(label=label).update(label=new)  # a honeypot's answer stays linked
+        if counted > item.n_opinions:  # the old one counted: the new one does
+            Item.objects.filter(pk=item.pk).update(n_opinions=F("n_opinions") + 1)
+        if overlapped and counted >= item.overlap_k:
+            consensus.mark_due(item)
+        return new

@@ -1,0 +1,288 @@
+"""JSON API for streaming items into a live project and reading the decisions.
+
+Authentication: header ``Authorization: Token <project api_token>`` (the token belongs to one
+project), or a logged-in member's session (handy for the dashboard).
+
+* ``POST /api/projects/<id>/items`` body ``{"items": [{"text": ...} | {"url": ...} |
+  {"vector": [[i, v], ...]} | {"image_base64": ..., "filename": ...}, ...]}`` (each may
+  carry ``"gold"``; text and URL entries follow the JSONL upload rules),
+  at most ``API_MAX_BATCH`` items. The batch is validated, featurized and inserted in the
+  request (bounded work) all-or-nothing; a worker decides the items afterwards. Returns
+  ``201 {"items": [{"id", "seq", "status"}, ...]}`` in input order, or ``400 {"error"}``
+  naming the item (``item 3: ...``, 0-based).
+* ``GET /api/projects/<id>/items?ids=1,2,3`` -> ``{"items": [{"id", "seq", "status",
+  "prediction", "score", "query_prob", "queried", "model_version"}, ...]}``; decision fields
+  are null until the item is decided. ``prediction``, ``score`` and ``query_prob`` stay null
+  for an annotator's session when the project hides the model's guess from annotators; an
+  annotator's honeypots show as the queued items they pass for (:func:`.honeypots.as_seen_by`).
+* ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
+  annotator's session when the project keeps its dashboard for admins.
+* ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
+  label of the project, undone ones too, in label order (:func:`.export.opinion_rows`), at most
+  ``OPINIONS_PAGE`` per answer; ``next`` is the ``after`` of the next page (null on the last).
+* ``GET /api/projects/<id>/agreement`` -> :func:`.agreement.project_agreement` (Cohen's kappa
+  per pair of annotators and Krippendorff's alpha, each with its number of items).
+  Both are for the project's token and its admins' sessions (403 for an annotator's).
+* ``GET /api/projects/<id>/quality`` -> ``{"annotators": ``:func:`.quality.annotator_quality`
+  ``, "audit": ``:func:`.audit.audit_estimate```}`` (token and admins' sessions only: it tells
+  which answers were checked against gold).
+* ``GET /api/projects/<id>/reviews?after=<review id>`` -> ``{"reviews": [...], "next"}``: the
+  review queue's items and their final decisions (:func:`.reviews.review_rows`), a page at a time;
+  for the token and the sessions of its reviewers and admins (403 for an annotator's).
+
+The OpenAPI 3.1 description is ``GET /api/openapi.json``, generated from the declarations in
+:mod:`.api_schema` (whose schemas also validate the ``POST`` bodies).
+
+Every error is JSON ``{"error": ...}`` (:mod:`.api_errors`). A wrong token gets the same 403
+whether the project exists or not (project ids cannot be probed).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotator.labelling.ingest import IngestError, Record, import_ids
+from annotator.labelling.models import Item, Project, new_token
+from annotator.labelling.projects.access import (
+    is_project_admin,
+    may_review,
+    project_for,
+    sees_dashboard,
+    sees_predictions,
+)
+from annotator.labelling.reporting.export import opinion_rows
+from annotator.labelling.reporting.metrics import project_metrics
+from annotator.labelling.teams.agreement import project_agreement
+from annotator.labelling.teams.audit_sampling import audit_estimate
+from annotator.labelling.teams.honeypots import as_seen_by
+from annotator.labelling.teams.quality import annotator_quality
+from annotator.labelling.teams.reviews import review_rows
+from annotator.labelling.worker import send
+from learners.uploads import gold_of
+from learners.uploads.input_rules import parse_json
+from learners.uploads.records import checked_filename
+from learners.uploads.tabular import row_record
+
+from .errors import error_response as _error
+from .schema import (
+    CONTENT_KEY,
+    ITEM_STATE,
+    OPINION,
+    REVIEW,
+    items_body,
+    openapi_document,
+    operation,
+    validate_items_body,
+)
+
+MAX_IDS = 1000
+OPINIONS_PAGE = 1000
+WRONG_TOKEN = "wrong token, or no such project"
+
+
+def _authorized_project(request: HttpRequest, pk: int) -> tuple[Project, Any]:
+    """``(project, user)``: ``user`` is None for a caller with the project's token (who sees
+    everything), else the logged-in member. A wrong token: 403, the same for a missing project;
+    a session: as :func:`.access.project_for` (404 for a non-member, as for a missing project)."""
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Token "):
+        project = Project.objects.filter(pk=pk).first()
+        expected = project.api_token if project is not None else new_token()  # same work either way
+        given = header[len("Token "):].strip().encode("utf-8", "replace")  # any header bytes
+        if hmac.compare_digest(given, expected.encode()) and project is not None:
+            return project, None
+        raise PermissionDenied(WRONG_TOKEN)
+    if request.user.is_authenticated:
+        return project_for(request.user, pk), request.user
+    raise PermissionDenied("send 'Authorization: Token <project token>'")
+
+
+def _record(project: Project, entry: dict[str, Any], where: str) -> Record:
+    """The record of one item that passed :func:`.api_schema.validate_items_body`."""
+    if project.item_kind in (Project.Kind.TEXT, Project.Kind.URL):
+        return row_record(project, entry, where)
+    key = CONTENT_KEY[project.item_kind]
+    raw = entry[key]
+    if key == "image_base64":
+        try:
+            raw = base64.b64decode(raw, validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            raise IngestError(f"{where}: image_base64 is not valid base64") from None
+    filename = checked_filename(entry.get("filename", ""), where) if key == "image_base64" else ""
+    return Record(where, raw, gold_of(project, entry.get("gold"), where), filename=filename)
+
+
+def _post_items(request: HttpRequest, project: Project) -> JsonResponse:
+    try:
+        body = parse_json(request.body, "the body")
+    except ValueError as exc:
+        return _error(str(exc))
+    if isinstance(body, dict) and isinstance(body.get("items"), list):  # keys in any case, as in CSV
+        body["items"] = [{k.lower(): v for k, v in e.items()} if isinstance(e, dict) else e
+                         for e in body["items"]]
+    try:
+        validate_items_body(body, project.item_kind)
+    except ValueError as exc:
+        return _error(str(exc))
+    entries = body["items"]
+    try:
+        records = [_record(project, e, f"item {i}") for i, e in enumerate(entries)]
+        with transaction.atomic():
+            items = import_ids(project, records)
+            send.items_changed(project.pk)
+    except IngestError as exc:
+        return _error(str(exc))
+    status = Item.Status.PENDING.value
+    return JsonResponse({"items": [{"id": pk, "seq": seq, "status": status} for pk, seq in items]},
+                        status=201)
+
+
+def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonResponse:
+    try:
+        ids = [int(x) for x in request.GET.get("ids", "").split(",") if x.strip()]
+    except ValueError:
+        return _error("ids must be a comma-separated list of item ids")
+    if len(ids) > MAX_IDS:
+        return _error(f"at most {MAX_IDS} ids per request")
+    rows = {r["id"]: r for r in Item.objects.filter(project=project, pk__in=ids).values(
+        "id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")}
+    missing = [i for i in ids if i not in rows]
+    if missing:
+        return _error(f"no such item(s) in this project: {missing[:10]}", status=404)
+    if user is not None and not sees_predictions(user, project):
+        for row in rows.values():
+            row["prediction"] = row["score"] = row["query_prob"] = None
+    if user is not None and not is_project_admin(user, project):
+        as_seen_by(user, rows)  # an annotator's honeypots pass for queued items
+    return JsonResponse({"items": [rows[i] for i in ids]})
+
+
+IDS = {"name": "ids", "in": "query", "required": True, "schema": {"type": "string"},
+       "description": f"comma-separated item ids (at most {MAX_IDS})"}
+ITEMS_OUT = {"type": "object", "required": ["items"],
+             "properties": {"items": {"type": "array", "items": ITEM_STATE}}}
+CREATED = {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
+    "type": "object", "required": ["id", "seq", "status"],
+    "properties": {"id": {"type": "integer"}, "seq": {"type": "integer"}, "status": {"type": "string"}}}}}}
+
+
+@operation(
+    get={"summary": "The decisions about items (prediction, score, query probability, ...)",
+         "parameters": [IDS], "answers": {200: ("the items, in the order asked", ITEMS_OUT)}},
+    post={"summary": "Add items to the project's stream (all or nothing); a worker decides them",
+          "body": items_body,  # called when the document is made: API_MAX_BATCH may change
+          "answers": {201: ("the new items, in input order", CREATED)}},
+)
+@csrf_exempt  # token-authenticated API; session callers are read-only (GET)
+@require_http_methods(["GET", "POST"])
+def items(request: HttpRequest, pk: int) -> HttpResponse:
+    if request.method == "POST" and not request.headers.get("Authorization", "").startswith("Token "):
+        raise PermissionDenied("posting items needs 'Authorization: Token <project token>'")
+    project, user = _authorized_project(request, pk)
+    return _post_items(request, project) if request.method == "POST" else _get_items(request, project, user)
+
+
+@operation(get={"summary": "The project's metrics (as on the dashboard)",
+               "answers": {200: ("metrics", {"type": "object"})}})
+@require_GET
+def metrics(request: HttpRequest, pk: int) -> JsonResponse:
+    project, user = _authorized_project(request, pk)
+    if user is not None and not sees_dashboard(user, project):
+        raise PermissionDenied("this project's metrics are for its admins (its dashboard is hidden "
+                               "from annotators)")
+    return JsonResponse(project_metrics(project))
+
+
+def _admin_project(request: HttpRequest, pk: int) -> Project:
+    """The project for its token or one of its admins' sessions; 403 for an annotator's."""
+    project, user = _authorized_project(request, pk)
+    if user is not None and not is_project_admin(user, project):
+        raise PermissionDenied("this is for the project's admins")
+    return project
+
+
+AFTER = {"name": "after", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0},
+         "description": "label id to start after (0, the default: from the first label)"}
+OPINIONS_OUT = {"type": "object", "required": ["opinions", "next"], "properties": {
+    "opinions": {"type": "array", "items": OPINION},
+    "next": {"type": ["integer", "null"], "description": "the 'after' of the next page; null: last page"}}}
+FIGURE = {"type": ["number", "null"], "description": "null when undefined (no item, or a single class)"}
+AGREEMENT_OUT = {"type": "object", "required": ["alpha", "pairs"], "properties": {
+    "alpha": {"type": "object", "required": ["value", "n_items"],
+              "properties": {"value": FIGURE, "n_items": {"type": "integer"}}},
+    "pairs": {"type": "array", "items": {"type": "object", "required": ["annotators", "kappa", "n_items"],
+              "properties": {"annotators": {"type": "array", "items": {"type": "string"}},
+                             "kappa": FIGURE, "n_items": {"type": "integer"}}}}}}
+
+
+@operation(get={"summary": "Every opinion (label) given in the project, undone ones too, a page at a time",
+                "parameters": [AFTER], "answers": {200: ("a page of opinions in label order", OPINIONS_OUT)}})
+@require_GET
+def opinions(request: HttpRequest, pk: int) -> JsonResponse:
+    project = _admin_project(request, pk)
+    try:
+        after = int(request.GET.get("after", "0"))
+    except ValueError:
+        return _error("after must be a label id (an integer)")
+    if after < 0:
+        return _error("after must be 0 or more")
+    rows = list(opinion_rows(project, after=after, limit=OPINIONS_PAGE + 1))
+    more = len(rows) > OPINIONS_PAGE
+    rows = rows[:OPINIONS_PAGE]
+    return JsonResponse({"opinions": rows, "next": rows[-1]["label_id"] if more else None})
+
+
+@operation(get={"summary": "Agreement between annotators: Cohen's kappa per pair, Krippendorff's alpha",
+                "answers": {200: ("the figures, each with its number of items", AGREEMENT_OUT)}})
+@require_GET
+def agreement(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(project_agreement(_admin_project(request, pk)))
+
+
+@operation(get={"summary": "Each annotator's accuracy against gold and consensus; the audit of the model's "
+                       "own labels", "answers": {200: ("the figures, each with its number of items",
+                                                      {"type": "object"})}})
+@require_GET
+def quality(request: HttpRequest, pk: int) -> JsonResponse:
+    project = _admin_project(request, pk)
+    return JsonResponse({"annotators": annotator_quality(project), "audit": audit_estimate(project)})
+
+
+REVIEWS_OUT = {"type": "object", "required": ["reviews", "next"], "properties": {
+    "reviews": {"type": "array", "items": REVIEW},
+    "next": {"type": ["integer", "null"], "description": "the 'after' of the next page; null: last page"}}}
+
+
+@operation(get={"summary": "The review queue's items (disagreements, audits) and their final decisions",
+                "parameters": [AFTER | {"description": "review id to start after (0: from the first)"}],
+                "answers": {200: ("a page of reviews in creation order", REVIEWS_OUT)}})
+@require_GET
+def reviews(request: HttpRequest, pk: int) -> JsonResponse:
+    project, user = _authorized_project(request, pk)
+    if user is not None and not may_review(user, project):
+        raise PermissionDenied("this is for the project's reviewers and admins")
+    try:
+        after = int(request.GET.get("after", "0"))
+    except ValueError:
+        return _error("after must be a review id (an integer)")
+    if after < 0:
+        return _error("after must be 0 or more")
+    rows = review_rows(project, after=after, limit=OPINIONS_PAGE + 1)
+    more = len(rows) > OPINIONS_PAGE
+    rows = rows[:OPINIONS_PAGE]
+    return JsonResponse({"reviews": rows, "next": rows[-1]["review_id"] if more else None})
+
+
+@require_GET
+def openapi(request: HttpRequest) -> JsonResponse:
+    """This API's OpenAPI 3.1 description (public: it holds no data)."""
+    return JsonResponse(openapi_document())

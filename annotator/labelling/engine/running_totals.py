@@ -1,0 +1,163 @@
+"""Incremental aggregates of the decision log (issue 18): the metrics, the dashboard's curves and
+the model card cost the same at 1k and 1M items.
+
+Kept in one row per project, :class:`.models.StreamStats` (its ``checkpoints`` included), written
+only under the learner-state lock, in the transactions that record what they count:
+
+* :func:`record_decisions` (the stream engine, per batch of decisions): gold counts, the items
+  decided without a query per predicted class, and a
+  checkpoint every ``step`` decided items (``step`` doubles when more than
+  ``2 x CURVE_POINTS`` checkpoints would exist, every other one is dropped);
+* :func:`record_applied` (the pipeline, per applied label): label counts (also per class) and
+  seconds;
+* :func:`advance_frontier` (the pipeline, after labels and decisions): the importance-weighted
+  sums over the prefix of the stream the estimate can cover, by the rule of :mod:`.decisions`
+  (it stops at the first queried item still waiting for a label);
+* :func:`record_undo` (an undo): the counts lose the label if it was applied and, when the
+  item lies inside the covered prefix, the frontier goes back to the last checkpoint before
+  it and the next :func:`advance_frontier` walks forward again from there.
+
+Items are decided in ``seq`` order and ``seq`` runs 0, 1, 2, ... within a project, so the
+first ``t`` decided items are the items with ``seq < t``. :func:`rebuild` recomputes the
+aggregates from the log (projects from before the aggregates existed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Max, OuterRef, Subquery
+
+from annotator.labelling.models import Item, Label, LearnerState, StreamStats
+
+from .decision_log import Decision
+
+#: points per curve wanted on the dashboard; between this and twice this many checkpoints are kept
+CURVE_POINTS = 60
+#: items read per query while the frontier walks forward (the first read is small: it often stops at once)
+WALK = (16, 2000)
+#: the importance-weighted sums, on the aggregates and on each checkpoint (None there until reached)
+IW_FIELDS = ("iw_seen", "iw_m", "iw_s1", "iw_s2")
+#: a checkpoint: ``[t, gold_n, gold_correct, queried, *IW_FIELDS]`` (see :class:`.models.StreamStats`)
+T, IW = 0, slice(4, 8)
+
+
+def load(project_id: int) -> StreamStats:
+    """The project's aggregates (call under the state lock); built from the log if missing."""
+    stats = StreamStats.objects.filter(project_id=project_id).first()
+    return stats if stats is not None else rebuild(project_id)
+
+
+def _count(counts: dict[str, int], value: Any, step: int) -> None:
+    """Add ``step`` to the count of class ``value`` (keyed by its text: JSON object keys)."""
+    key = str(value)
+    counts[key] = counts.get(key, 0) + step
+
+
+def record_decisions(stats: StreamStats, start: int, queried_before: int,
+                     decisions: Iterable[tuple[Any, Any, bool]]) -> None:
+    """Count decisions ``(gold, prediction, queried)`` of the items ``seq = start, start+1, ...``
+    (``queried_before``: queried items among the first ``start``) and add their checkpoints."""
+    queried = queried_before
+    t = start
+    for gold, prediction, was_queried in decisions:
+        t += 1
+        queried += bool(was_queried)
+        if not was_queried:
+            _count(stats.auto_classes, prediction, 1)
+        if gold is not None:
+            stats.gold_n += 1
+            stats.gold_correct += gold == prediction
+        if t % stats.step == 0:
+            stats.checkpoints.append([t, stats.gold_n, stats.gold_correct, queried, None, None, None, None])
+    if t // stats.step > 2 * CURVE_POINTS:
+        while t // stats.step > 2 * CURVE_POINTS:
+            stats.step *= 2
+        stats.checkpoints = [c for c in stats.checkpoints if c[T] % stats.step == 0]
+
+
+def record_applied(stats: StreamStats, value: Any, prediction: Any, seconds: float | None) -> None:
+    """Count one applied primary label ``value`` of an item whose logged prediction is ``prediction``."""
+    stats.labels += 1
+    stats.labels_correct += value == prediction
+    _count(stats.label_classes, value, 1)
+    if seconds is not None:
+        stats.seconds_sum += seconds
+        stats.seconds_n += 1
+
+
+def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> None:
+    """The primary ``label`` of item ``seq`` was undone: uncount it if it was applied, and move
+    the frontier back before the item (to the last checkpoint with sums, or the start) if it had
+    passed it. Saves ``stats``."""
+    if label.applied_version is not None:
+        stats.labels -= 1
+        stats.labels_correct -= label.value == prediction
+        _count(stats.label_classes, label.value, -1)
+        if label.seconds is not None:
+            stats.seconds_sum -= label.seconds
+            stats.seconds_n -= 1
+    if seq < stats.frontier:
+        back = next((c for c in reversed(stats.checkpoints) if c[T] <= seq and c[IW][0] is not None), None)
+        stats.frontier = back[T] if back else 0
+        for i, name in enumerate(IW_FIELDS):
+            setattr(stats, name, back[IW][i] if back else 0)
+        for c in stats.checkpoints:
+            if c[T] > stats.frontier:
+                c[IW] = [None] * len(IW_FIELDS)
+    stats.save()
+
+
+def advance_frontier(stats: StreamStats, n_decided: int) -> None:
+    """Walk the frontier forward, at most to ``n_decided``, while the rule of :mod:`.decisions`
+    lets the estimate cover the next item (it stops at a queried item awaiting its label)."""
+    size = WALK[0]
+    primary = Label.objects.filter(item=OuterRef("pk"), primary=True).values("value")[:1]
+    at = {c[T]: c for c in stats.checkpoints if c[T] > stats.frontier}
+    while stats.frontier < n_decided:
+        rows = list(Item.objects.filter(project_id=stats.project_id, seq__gte=stats.frontier,
+                                        seq__lt=min(n_decided, stats.frontier + size))
+                    .order_by("seq").annotate(label=Subquery(primary))
+                    .values_list("seq", "status", "prediction", "query_prob", "queried", "label"))
+        for seq, status, prediction, prob, queried, label in rows:
+            q = float(prob) if prob is not None else 1.0  # every decided item has its q
+            d = Decision(seq, status, prediction, q, bool(queried), None, label)
+            if d.awaiting_label:
+                return
+            if not d.label_missing:  # in the estimator's stream
+                stats.iw_seen += 1
+                if d.queried:
+                    c = float(d.label == d.prediction)
+                    stats.iw_m += 1
+                    stats.iw_s1 += c / q
+                    stats.iw_s2 += c * (1.0 - q) / (q * q)
+            stats.frontier = seq + 1
+            if stats.frontier in at:
+                at[stats.frontier][IW] = [getattr(stats, name) for name in IW_FIELDS]
+        if not rows:
+            return
+        size = WALK[1]
+
+
+def rebuild(project_id: int) -> StreamStats:
+    """Recompute the aggregates (and the state's decision counters) from the decision log."""
+    StreamStats.objects.filter(project_id=project_id).delete()
+    stats = StreamStats(project_id=project_id, checkpoints=[])
+    decided = Item.objects.filter(project_id=project_id).decided()
+    n_decided = decided.aggregate(m=Max("seq"))["m"]
+    n_decided = 0 if n_decided is None else n_decided + 1
+    queried = 0
+    for start in range(0, n_decided, WALK[1]):
+        rows = list(decided.filter(seq__gte=start, seq__lt=start + WALK[1]).order_by("seq")
+                    .values_list("gold", "prediction", "queried"))
+        record_decisions(stats, start, queried, rows)
+        queried += sum(1 for *_, z in rows if z)
+    for value, prediction, seconds in (Label.objects.filter(project_id=project_id, primary=True,
+                                                            applied_version__isnull=False)
+                                       .values_list("value", "item__prediction", "seconds")):
+        record_applied(stats, value, prediction, seconds)
+    advance_frontier(stats, n_decided)
+    stats.save()
+    LearnerState.objects.filter(project_id=project_id).update(n_decided=n_decided, n_queried=queried)
+    return stats

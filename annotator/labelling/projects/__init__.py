@@ -1,0 +1,1 @@
+"""Projects: creation, settings changes, who may see what, retention, the demo."""

@@ -1,0 +1,61 @@
+"""Retention (issue 18): storage bounded by a time window rather than by the stream.
+
+A project with ``retention_days`` = N drops the raw content (text, image bytes, vector pairs)
+and the featurized vector of its items decided more than N days ago that were not queried
+("auto": no person saw them, no label will ever need them). Their decision log (prediction,
+score, q, the Bernoulli outcome, model version, time, gold) stays, so the metrics, the curves
+and the aggregates (:mod:`.stats`) are unchanged. Queried items keep everything (a rebuild
+replays the labels on their vectors; the label export shows their content).
+
+Items are decided in ``seq`` order, so the decision times grow with ``seq``: the sweep walks
+from ``StreamStats.retained_from`` in chunks of :data:`CHUNK` items, one transaction each under
+the learner-state lock (the aggregates' writers take it), and stops at the first item decided
+inside the window.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotator.labelling.engine.running_totals import load
+from annotator.labelling.models import Item, LearnerState, Project
+
+#: items examined per transaction
+CHUNK = 5000
+
+
+def drop_old_content(project: Project) -> int:
+    """Drop the content of ``project``'s auto items decided before the window; returns how many."""
+    if project.retention_days is None:
+        return 0
+    cutoff = timezone.now() - timedelta(days=project.retention_days)
+    dropped = 0
+    while True:
+        with transaction.atomic():
+            state = (LearnerState.objects.select_for_update().filter(project=project)
+                     .values("n_decided").first())
+            if state is None:
+                return dropped
+            stats = load(project.pk)
+            start = stats.retained_from
+            end = min(start + CHUNK, state["n_decided"])
+            # the chunk's items decided before the cutoff: a prefix of it (decision times grow with seq)
+            old = Item.objects.filter(project=project, seq__gte=start, seq__lt=end, decided_at__lt=cutoff)
+            last = old.aggregate(m=Max("seq"))["m"]
+            if last is None:
+                return dropped
+            dropped += (old.filter(status=Item.Status.AUTO, seq__lte=last)
+                        .update(text="", data=None, filename="", vector_pairs=None, vector=None))
+            stats.retained_from = last + 1
+            stats.save(update_fields=["retained_from"])
+            if last + 1 < end:
+                return dropped
+
+
+def sweep_retention() -> int:
+    """:func:`drop_old_content` for every project with a retention setting; items dropped."""
+    return sum(drop_old_content(p) for p in Project.objects.filter(retention_days__isnull=False))

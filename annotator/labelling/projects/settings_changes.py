@@ -1,0 +1,65 @@
+"""The one service that changes project settings and records each change (who, when, old -> new).
+
+The console, the delta planner's "use this setting" and the Django admin all go through here,
+so the history (:class:`.models.ProjectChange`) is the same whichever page made the change:
+one entry per field that changed, ``params`` split into one entry per parameter
+(``params.delta``, ...) with the complete parameter set (registry defaults filled in) on both
+sides. The API token is never written into the history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.labelling.models import Project, ProjectChange
+
+#: Project fields never recorded: set once, or secret.
+UNRECORDED = {"id", "created", "api_token"}
+
+
+def record(project: Project, user: Any, field: str, old: Any, new: Any) -> bool:
+    """Add one history entry when ``old != new`` (values JSON-able; ``user`` may be None); True
+    when it did."""
+    if old == new:
+        return False
+    ProjectChange.objects.create(project=project, user=user, field=field, old=old, new=new)
+    return True
+
+
+def snapshot(project: Project) -> dict[str, Any]:
+    """The recorded settings of ``project`` as ``{field: value}``, ``params`` as ``params.<name>``
+    over the complete (validated) parameter set. ValueError when the params are invalid."""
+    values: dict[str, Any] = {}
+    for field in Project._meta.concrete_fields:
+        if field.name in UNRECORDED:
+            continue
+        if field.name == "params":
+            values.update({f"params.{k}": v for k, v in sorted(project.learner_params().items())})
+        else:
+            values[field.name] = field.value_from_object(project)
+    return values
+
+
+def record_changes(project: Project, user: Any, before: dict[str, Any]) -> list[str]:
+    """Record every difference between ``before`` (a :func:`snapshot`) and the project now;
+    the fields recorded."""
+    after = snapshot(project)
+    return [field for field in list(after) + [f for f in before if f not in after]
+            if record(project, user, field, before.get(field), after.get(field))]
+
+
+def change_settings(project: Project, user: Any, **new: Any) -> list[str]:
+    """Set ``new`` fields of ``project`` (locked by the caller), validate, save and record; the
+    fields that changed (as recorded: ``params.delta``, ...).
+
+    ValueError (naming the problem) when the algorithm, its params or the featurizer config
+    would be invalid; nothing is saved then. ``params`` should be validated by the caller
+    (the registry's :func:`learners.validate_params`).
+    """
+    before = snapshot(project)
+    for field, value in new.items():
+        setattr(project, field, value)
+    if {"algorithm", "params", "task", "classes", "featurizer_config", "item_kind"} & set(new):
+        project.check_config()
+    project.save(update_fields=list(new))
+    return record_changes(project, user, before)

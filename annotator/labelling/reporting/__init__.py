@@ -1,0 +1,1 @@
+"""Reporting: metrics, the dashboard, the cost view, the delta planner, exports and the in-app simulation."""

@@ -1,0 +1,84 @@
+"""Project metrics (docs/architecture.md, "Metrics"), read from the decision log's running
+aggregates (:mod:`.stats`, issue 18) so that a request costs the same at 1k and 1M items.
+
+* ``items``, ``pending`` (not decided yet) and ``waiting``: items an annotator could lease
+  now (:meth:`.models.ItemQuerySet.waiting`, the count the project list and the queue show).
+* ``seen``: items decided so far; ``queried`` and ``query_ratio`` = queried / seen.
+* ``labels``: primary labels given; ``seconds_per_label``: mean annotator time per label
+  (labels with a recorded time).
+* ``accuracy_gold``: exact online accuracy of the logged predictions over every decided item
+  that has a known (gold) class, queried or not.
+* ``accuracy_iw``: the importance-weighted (Horvitz-Thompson) estimate of online accuracy
+  from queried items only, each weighted by 1/q, with its 95% interval
+  (:func:`learners.evaluation.metrics.importance_weighted_accuracy`) over the prefix of the
+  stream it can cover (the rule of :mod:`.decisions`), as of the worker's last pipeline run:
+  ``covers`` = the items of that prefix (it stops at the item with ``seq == covers`` when
+  ``covers < seen``), ``seen`` = those less the skipped queried ones, ``n`` = its labels.
+* ``accuracy_queried``: plain accuracy of the predictions on labelled queried items (a
+  biased view: the learner queries the items it is unsure of).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from annotator.labelling.engine import running_totals
+from annotator.labelling.engine.queue_counts import waiting_count
+from annotator.labelling.models import Item, Label, LearnerState, Project, StreamStats
+from learners.evaluation.metrics import iw_estimate
+
+
+def aggregates(project: Project) -> tuple[StreamStats, LearnerState | None]:
+    """The project's stored aggregates and state (built from the log once, under the state lock,
+    for a project from before they existed)."""
+    found = StreamStats.objects.filter(project=project).first()
+    state = LearnerState.objects.filter(project=project).defer("blob").first()
+    if found is None and state is not None:
+        with transaction.atomic():
+            LearnerState.objects.select_for_update().filter(project=project).defer("blob").first()
+            found = running_totals.load(project.pk)
+        state.refresh_from_db(fields=["n_decided", "n_queried"])
+    return found or StreamStats(project=project), state
+
+
+def _estimate(value: float | None, n: int, **extra: Any) -> dict[str, Any]:
+    return {"value": value, "n": n, **extra}
+
+
+def project_metrics(project: Project) -> dict[str, Any]:
+    """The metrics of the module docstring as a JSON-able dict: :func:`model_metrics` plus the
+    stream's live figures (``items``, ``pending``, ``waiting``: two bounded item queries)."""
+    learnt = model_metrics(project)
+    last = Item.objects.filter(project=project).order_by("-seq").values_list("seq", flat=True).first()
+    items = 0 if last is None else last + 1
+    return {"project": project.pk, "model_version": learnt["model_version"],
+            "items": items, "pending": items - learnt["seen"], "waiting": waiting_count(project),
+            **{k: v for k, v in learnt.items() if k not in ("project", "model_version")}}
+
+
+def model_metrics(project: Project) -> dict[str, Any]:
+    """The metrics of the module docstring but ``items``, ``pending`` and ``waiting``, from the
+    aggregates (:mod:`.stats`) plus the labels not applied yet: the model card's, which reads no
+    item row but those of these few labels (issue 18: an export never reads the decision log)."""
+    agg, state = aggregates(project)
+    seen, queried = (state.n_decided, state.n_queried) if state else (0, 0)
+    new = list(Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
+               .values_list("value", "item__prediction", "seconds"))  # the worker's backlog: a few rows
+    labels = agg.labels + len(new)
+    timed = agg.seconds_n + sum(1 for *_, s in new if s is not None)
+    right = agg.labels_correct + sum(1 for v, p, _ in new if v == p)
+    new_seconds = sum(s for *_, s in new if s is not None)
+    iw = iw_estimate(agg.iw_s1, agg.iw_s2, agg.iw_m, agg.iw_seen)
+    return {
+        "project": project.pk,
+        "model_version": state.version if state else 0,
+        "seen": seen, "queried": queried, "query_ratio": queried / seen if seen else None,
+        "labels": labels, "labels_applied": agg.labels,
+        "seconds_per_label": (agg.seconds_sum + new_seconds) / timed if timed else None,
+        "accuracy_gold": _estimate(agg.gold_correct / agg.gold_n if agg.gold_n else None, agg.gold_n),
+        "accuracy_iw": _estimate(iw.value, iw.n, low=iw.low, high=iw.high, seen=agg.iw_seen,
+                                 covers=min(agg.frontier, seen)),
+        "accuracy_queried": _estimate(right / labels if labels else None, labels),
+    }

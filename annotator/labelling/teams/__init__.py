@@ -1,0 +1,1 @@
+"""Teams: overlap, consensus, reviews, honeypots, audit sampling, agreement and annotator quality."""

@@ -1,0 +1,69 @@
+"""The audit of auto-decisions (issue 19 item 5, docs/teams.md "Audit of auto-decisions").
+
+While a project's ``audit_rate`` is above 0, every item the model decides alone (status AUTO) is
+sent to the reviewers with probability ``audit_rate``: the probability is logged on the item
+(``Item.audit_prob``) and a sampled item gets a :class:`~.models.Review` with reason ``audit``.
+The draw is a uniform number derived from the project's seed and the item's ``seq`` by a hash,
+not from the learner's random generator: the learner's decisions, its query probabilities and
+the budget controller are exactly what they would be without the audit (audited items are not
+queried and are never taught to the learner), so the query ratio the budget controls is unchanged.
+
+:func:`audit_estimate` turns the reviewers' decisions into the accuracy of the model's own labels
+(:func:`learners.evaluation.metrics.audit_accuracy`: inverse-probability weighted, 95% interval).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from annotator.labelling.models import Item, Project, Review
+from learners.evaluation.metrics import audit_accuracy
+
+
+def audit_uniform(seed: int, seq: int) -> float:
+    """A uniform number in [0, 1) fixed by the project's seed and the item's ``seq`` (64 bits of a
+    BLAKE2b hash): independent of the learner's random generator, reproducible."""
+    digest = hashlib.blake2b(f"audit:{seed}:{seq}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2.0**64
+
+
+def sampled(project: Project, seq: int) -> tuple[float | None, bool]:
+    """``(audit_prob, sampled)`` for an item the model decided alone: ``(None, False)`` while the
+    project does not audit, else the project's rate and the outcome of its draw."""
+    rate = float(project.audit_rate or 0.0)
+    if rate <= 0.0:
+        return None, False
+    return rate, audit_uniform(project.rng_seed, seq) < rate
+
+
+def open_audits(project: Project, samples: list[tuple[int, float | None]]) -> None:
+    """Queue the sampled items ``(item id, audit_prob)`` for the reviewers (one insert)."""
+    Review.objects.bulk_create([Review(project=project, item_id=pk, reason=Review.Reason.AUDIT,
+                                       sample_prob=prob) for pk, prob in samples])
+
+
+def audit_estimate(project: Project) -> dict[str, Any]:
+    """The accuracy of the model's own labels from the decided audits, JSON-able:
+    ``{"value", "low", "high", "n" (audits decided), "covers" (auto items of the population),
+    "open" (audits waiting for a reviewer)}`` (the first three None without a decided audit).
+
+    The population is the auto items decided while the project audited (``audit_prob`` logged),
+    up to the first audited item still waiting for a reviewer (its ``seq``): the estimate needs
+    every audit of the stream it covers, as the importance-weighted one needs every queried label.
+    """
+    audits = Review.objects.filter(project=project, reason=Review.Reason.AUDIT)
+    first_open = (audits.filter(decided_at__isnull=True).order_by("item__seq")
+                  .values_list("item__seq", flat=True).first())
+    population = Item.objects.filter(project=project, status=Item.Status.AUTO, audit_prob__isnull=False)
+    decided = audits.filter(decided_at__isnull=False)
+    if first_open is not None:
+        population = population.filter(seq__lt=first_open)
+        decided = decided.filter(item__seq__lt=first_open)
+    rows = list(decided.values_list("value", "item__prediction", "sample_prob"))
+    est = audit_accuracy(np.array([value == prediction for value, prediction, _ in rows], dtype=bool),
+                         np.array([p for _, _, p in rows], dtype=float))
+    return {"value": est.value, "low": est.low, "high": est.high, "n": est.n,
+            "covers": population.count(), "open": audits.filter(decided_at__isnull=True).count()}

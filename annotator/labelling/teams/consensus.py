@@ -1,0 +1,262 @@
+"""Consensus (issue 19 item 2, docs/teams.md): when an overlapped item's label reaches the learner.
+
+An overlapped item (:mod:`.overlap`) gets no primary label while its opinions come in. Once its
+``overlap_k`` opinions are in, :func:`mark_due` creates its :class:`.models.Consensus` row (or
+marks it due again) and the pipeline's :func:`settle`, under the learner-state lock, aggregates:
+
+* ``majority`` (the project's ``consensus_method``): the class more than half of the opinions
+  give; none (a tie, or three different answers) = ``disputed``: nothing reaches the learner
+  until a reviewer decides (:func:`resolve`);
+* ``dawid-skene``: Dawid-Skene EM (:func:`learners.aggregation.dawid_skene`) over every
+  overlapped item of the project not adjudicated, refitted whenever one becomes due: each item
+  takes its most probable class, and an item settled earlier may change class as the
+  annotators' estimated reliabilities move. Items without a strict majority are still listed
+  as ``disputed`` for the reviewers, with Dawid-Skene's class in the learner meanwhile.
+
+The consensus class becomes the item's primary label: the earliest standing opinion with that
+class (a reviewer's class that no annotator gave is stored as a ``Label`` of kind
+``adjudication`` by the reviewer). When that replaces a primary label the learner already
+learnt, the learner is rebuilt from the final labels (``LearnerState.needs_rebuild``, as an
+undo does: a new model version whose state equals a replay of the final labels).
+
+:func:`resolve` is the reviewer's final decision (any item; status ``adjudicated``, never
+recomputed); :func:`disagreements` lists the items waiting for one; :func:`opinions` gives an
+item's opinions. Nothing here sends tasks: the callers ask :mod:`.enqueue` for ``apply_labels``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from annotator.labelling.engine import running_totals
+from annotator.labelling.engine.learner_state import Locked
+from annotator.labelling.models import (
+    Consensus,
+    ConsensusMethod,
+    Item,
+    Label,
+    LearnerState,
+    Project,
+    StreamStats,
+)
+from learners.aggregation import DawidSkene, dawid_skene
+
+ADJUDICATION = "adjudication"
+
+
+def mark_due(item: Item) -> None:
+    """``item``'s opinions are all in (or one more came): the pipeline aggregates them next. An
+    adjudicated item stays as the reviewer decided."""
+    row, created = Consensus.objects.get_or_create(item_id=item.pk, defaults={"project_id": item.project_id})
+    if not created and row.status != Consensus.Status.ADJUDICATED and not row.due:
+        Consensus.objects.filter(pk=row.pk).update(due=True)
+
+
+def is_due(item_id: int) -> bool:
+    """The item's opinions wait for :func:`settle`."""
+    return Consensus.objects.filter(item_id=item_id, due=True).exists()
+
+
+def is_adjudicated(item_id: int) -> bool:
+    """A reviewer decided the item (:func:`resolve`)."""
+    return Consensus.objects.filter(item_id=item_id, status=Consensus.Status.ADJUDICATED).exists()
+
+
+def opinions(item: Item | int) -> list[Label]:
+    """The item's standing opinions (not undone, annotator known, not a reviewer's
+    adjudication), in label order, with their annotators."""
+    item_id = item if isinstance(item, int) else item.pk
+    return list(Label.objects.filter(item_id=item_id, kind=Label.Kind.OPINION, undone_at__isnull=True,
+                                     annotator__isnull=False).select_related("annotator").order_by("id"))
+
+
+def disagreements(project: Project, include_outvoted: bool = False) -> QuerySet[Consensus]:
+    """Items waiting for a reviewer, in arrival order: ``disputed`` (no strict majority), and
+    with ``include_outvoted`` also ``majority`` (a class won against a dissent). Adjudicated
+    items are never listed."""
+    statuses = [Consensus.Status.DISPUTED] + ([Consensus.Status.MAJORITY] if include_outvoted else [])
+    return (Consensus.objects.filter(project=project, status__in=statuses)
+            .select_related("item").order_by("item__seq"))
+
+
+def values(project: Project, items: Any = None) -> dict[int, Any]:
+    """``{item id: class}`` of the items whose consensus is settled: agreed, majority or
+    adjudicated (a disputed item is left out, even with Dawid-Skene's class in the learner);
+    among ``items`` (ids, or a query of them) when given."""
+    settled = [Consensus.Status.AGREED, Consensus.Status.MAJORITY, Consensus.Status.ADJUDICATED]
+    found = Consensus.objects.filter(project=project, status__in=settled, value__isnull=False)
+    if items is not None:
+        found = found.filter(item_id__in=items)
+    return dict(found.values_list("item_id", "value"))
+
+
+def demote(label: Label, item: Item, counts: StreamStats) -> bool:
+    """``label`` stops being ``item``'s primary label (uncounted from ``counts`` as an undo is);
+    True if the learner had learnt it (the caller asks for a rebuild). Under the state lock."""
+    label.primary = False
+    label.save(update_fields=["primary"])
+    running_totals.record_undo(counts, label, item.seq, item.prediction)
+    return label.applied_version is not None
+
+
+def _set_final(item: Item, value: Any, counts: StreamStats, by: Any = None) -> bool:
+    """Make the earliest standing opinion with class ``value`` the item's primary label (None:
+    no primary label); with a reviewer ``by`` and no such opinion, a new adjudication label.
+    True if a label the learner had learnt was replaced (a rebuild is needed)."""
+    labels = list(Label.objects.filter(item_id=item.pk, undone_at__isnull=True).order_by("id"))
+    current = next((lab for lab in labels if lab.primary), None)
+    target = None
+    if value is not None:
+        matching = [lab for lab in labels if lab.value == value and lab.annotator_id is not None]
+        target = next((lab for lab in matching if lab.kind == Label.Kind.OPINION), None) or next(
+            (lab for lab in matching if lab.kind == Label.Kind.ADJUDICATION and lab.annotator_id ==
+             getattr(by, "pk", None)), None)
+        if target is None and by is not None:
+            target = Label.objects.create(item_id=item.pk, project_id=item.project_id, annotator=by,
+                                          value=value, primary=False, kind=Label.Kind.ADJUDICATION)
+    if current is not None and target is not None and current.pk == target.pk:
+        return False
+    rebuild = demote(current, item, counts) if current is not None else False
+    if target is not None:
+        target.primary, target.applied_version = True, None  # applied again, in its new place
+        target.save(update_fields=["primary", "applied_version"])
+    return rebuild
+
+
+def withdraw(item: Item, counts: StreamStats) -> bool:
+    """An opinion of the overlapped ``item`` is being undone: its consensus (unless adjudicated)
+    is removed and its primary label leaves the learner until the opinions are all in again.
+    True if the learner had learnt that label. Under the state lock."""
+    row = Consensus.objects.filter(item_id=item.pk).first()
+    if row is None or row.status == Consensus.Status.ADJUDICATED:
+        return False
+    row.delete()
+    return _set_final(item, None, counts)
+
+
+def _majority(values: list[Any]) -> tuple[Any, str]:
+    """``(class, status)`` of a list of opinions: the strict majority's class or None."""
+    tally: dict[str, list[Any]] = {}
+    for v in values:
+        tally.setdefault(repr(v), []).append(v)
+    best = max(tally.values(), key=len) if tally else []
+    if len(tally) == 1:
+        return best[0], Consensus.Status.AGREED
+    if best and len(best) * 2 > len(values):
+        return best[0], Consensus.Status.MAJORITY
+    return None, Consensus.Status.DISPUTED
+
+
+def settle(lk: Locked, counts: StreamStats) -> list[Consensus]:
+    """Aggregate the project's due consensuses (module docstring) and set their items' primary
+    labels; sets ``lk.state.needs_rebuild`` when a label the learner had was overturned. Also
+    re-aggregates every consensus when the project's method changed. Returns the consensuses
+    written (with their items). Called by the pipeline under the state lock."""
+    project = lk.project
+    method = project.consensus_method
+    open_rows = Consensus.objects.filter(project=project).exclude(status=Consensus.Status.ADJUDICATED)
+    if not open_rows.filter(due=True).exists() and not open_rows.exclude(method=method).exists():
+        return []
+    if method == ConsensusMethod.DAWID_SKENE:
+        rows = list(open_rows.select_related("item"))
+    else:
+        rows = list(open_rows.filter(due=True).select_related("item")) + list(
+            open_rows.filter(due=False).exclude(method=method).select_related("item"))
+    by_item = {row.item_id: row for row in rows}
+    found: dict[int, list[tuple[int, Any]]] = {pk: [] for pk in by_item}
+    for item_id, user_id, value in (Label.objects.filter(item_id__in=list(by_item), kind=Label.Kind.OPINION,
+                                                         undone_at__isnull=True, annotator__isnull=False)
+                                    .order_by("id").values_list("item_id", "annotator_id", "value")):
+        found[item_id].append((user_id, value))
+    chosen = _dawid_skene(project, found) if method == ConsensusMethod.DAWID_SKENE else {}
+    written = []
+    rebuild = False
+    for row in rows:
+        values = [v for _, v in found[row.item_id]]
+        value, status = _majority(values)
+        if method == ConsensusMethod.DAWID_SKENE:
+            value = chosen.get(row.item_id, value)
+        if not row.due and row.method == method and row.value == value and row.status == status:
+            continue
+        rebuild = _set_final(row.item, value, counts) or rebuild
+        row.value, row.status, row.method, row.due = value, status, method, False
+        row.decided_at = timezone.now()
+        row.save(update_fields=["value", "status", "method", "due", "decided_at"])
+        written.append(row)
+    if rebuild:
+        lk.state.needs_rebuild = True
+    return written
+
+
+def _fit(project: Project, found: dict[int, list[tuple[int, Any]]]
+         ) -> tuple[list[int], list[int], DawidSkene] | None:
+    """``(item ids, user ids, fit)``: Dawid-Skene over the opinions ``found`` (``{item id:
+    [(user id, class)]}``); None without an opinion."""
+    code = {repr(c): j for j, c in enumerate(project.classes)}
+    items = sorted(found)
+    users = sorted({u for ops in found.values() for u, _ in ops})
+    row_of, col_of = {pk: i for i, pk in enumerate(items)}, {u: a for a, u in enumerate(users)}
+    triples = np.array([(row_of[pk], col_of[u], code[repr(v)]) for pk in items for u, v in found[pk]
+                        if repr(v) in code], dtype=np.int64).reshape(-1, 3)
+    if not len(triples):
+        return None
+    return items, users, dawid_skene(triples, len(items), len(users), len(code))
+
+
+def _dawid_skene(project: Project, found: dict[int, list[tuple[int, Any]]]) -> dict[int, Any]:
+    """``{item id: most probable class}`` by Dawid-Skene over the opinions ``found``."""
+    fit = _fit(project, found)
+    if fit is None:
+        return {}
+    items, _, result = fit
+    return {pk: project.classes[j] for pk, j in zip(items, result.labels(), strict=True) if found[pk]}
+
+
+def reliabilities(project: Project) -> dict[str, float]:
+    """Each annotator's estimated accuracy (:meth:`learners.aggregation.DawidSkene.reliability`)
+    from a Dawid-Skene fit over the project's completed overlapped items, by username; empty
+    without such items. The weight of their votes under the ``dawid-skene`` method."""
+    found: dict[int, list[tuple[int, Any]]] = {}
+    names: dict[int, str] = {}
+    for item_id, user_id, name, value in (
+            Label.objects.filter(project=project, kind=Label.Kind.OPINION, undone_at__isnull=True,
+                                 annotator__isnull=False, item__consensus__isnull=False)
+            .order_by("id").values_list("item_id", "annotator_id", "annotator__username", "value")):
+        found.setdefault(item_id, []).append((user_id, value))
+        names[user_id] = name
+    fit = _fit(project, found)
+    if fit is None:
+        return {}
+    users, result = fit[1], fit[2]
+    return {names[u]: float(r) for u, r in zip(users, result.reliability(), strict=True)}
+
+
+def resolve(item: Item, value: Any, by: Any) -> Consensus:
+    """A reviewer's final decision: ``item``'s label is ``value`` (a class, or its string form),
+    decided by ``by`` now. Any item (overlapped or not, even one the model decided alone): the
+    item leaves the queue, its primary label becomes the matching opinion (or a new adjudication
+    label by ``by``) and a label the learner had is overturned by a rebuild (a new model
+    version). Recorded as status ``adjudicated`` with who and when; :func:`settle` never changes
+    it again. ValueError for a value that is not a class. The caller sends ``apply_labels``
+    (:func:`.enqueue.labels_changed`)."""
+    project = item.project
+    cls = project.parse_class(value)
+    with transaction.atomic():
+        LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
+        item = Item.objects.select_for_update().get(pk=item.pk)
+        counts = running_totals.load(project.pk)
+        row, _ = Consensus.objects.get_or_create(item_id=item.pk, defaults={"project_id": project.pk})
+        if _set_final(item, cls, counts, by=by):
+            LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+        row.value, row.status, row.method, row.due = cls, Consensus.Status.ADJUDICATED, ADJUDICATION, False
+        row.decided_by, row.decided_at = by, timezone.now()
+        row.save()
+        if item.status in Item.AWAITING_LABEL:
+            Item.objects.filter(pk=item.pk).update(status=Item.Status.LABELLED, lease_owner=None,
+                                                   lease_expires=None)
+        return row

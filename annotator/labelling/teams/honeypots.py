@@ -1,0 +1,90 @@
+"""Honeypots (issue 19 item 4, docs/teams.md "Honeypots"): known-gold items seeded into the
+annotators' queues at the project's ``honeypot_rate``, without telling them which.
+
+Whenever an annotator is about to lease a waiting item, with probability ``honeypot_rate`` they
+get a honeypot instead: a decided AUTO item with a gold class that they have neither labelled nor
+skipped nor been served before (AUTO items are never queued, so a honeypot never meets the
+queue, overlap or the consensus). It is recorded as a :class:`~.models.Honeypot` and stays theirs
+until they answer (their answer is a non-primary :class:`~.models.Label`, never applied to the
+learner), skip or undo, exactly like a leased item: same panel, same URLs, same answers, the
+label counted in their progress, the waiting count one fewer while they hold it. Only the
+project's admins see which items were honeypots (the annotator quality on the dashboard).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from django.db.models import Exists, OuterRef
+
+from annotator.labelling.models import Honeypot, Item, Label, Project, Skip
+
+#: not seeded: honeypots must not be predictable from the outside
+_random = random.SystemRandom()
+#: the largest rate an admin may set: most items an annotator sees stay real work
+MAX_RATE = 0.5
+
+
+def open_honeypot(project: Project, user: Any) -> Item | None:
+    """The honeypot item served to ``user`` and not answered yet, if any."""
+    pk = (Honeypot.objects.filter(project=project, annotator=user, label__isnull=True)
+          .values_list("item_id", flat=True).first())
+    return Item.objects.get(pk=pk) if pk is not None else None
+
+
+def holds_honeypot(project: Project, user: Any) -> bool:
+    """Whether ``user`` holds an open honeypot in ``project`` (the queue's waiting count then
+    shows one item fewer, as after a real lease)."""
+    return Honeypot.objects.filter(project=project, annotator=user, label__isnull=True).exists()
+
+
+def candidates(project: Project, user: Any) -> Any:
+    """Items that can be served to ``user`` as honeypots (see the module docstring): decided alone,
+    with a gold class and their content kept, not labelled, skipped or served to ``user`` before."""
+    return (Item.objects.filter(project=project, status=Item.Status.AUTO, gold__isnull=False,
+                                vector__isnull=False)
+            .exclude(Exists(Label.objects.filter(item=OuterRef("pk"), annotator=user)))
+            .exclude(Exists(Skip.objects.filter(item=OuterRef("pk"), annotator=user)))
+            .exclude(Exists(Honeypot.objects.filter(item=OuterRef("pk"), annotator=user))))
+
+
+def maybe_serve(project: Project, user: Any, front: int) -> Item | None:
+    """With probability ``project.honeypot_rate``, serve ``user`` a honeypot (recorded) and return
+    it; None otherwise or when no candidate is left. ``front``: the ``seq`` of the waiting item it
+    replaces; the candidate is the latest one before it (the items around it were decided at the
+    same time, so neither the item's look nor its id stands out), else the first after it.
+    """
+    rate = float(project.honeypot_rate or 0.0)
+    if rate <= 0.0 or _random.random() >= rate:
+        return None
+    pool = candidates(project, user).values_list("pk", flat=True)
+    pk = (pool.filter(seq__lt=front).order_by("-seq").first()
+          or pool.filter(seq__gt=front).order_by("seq").first())
+    if pk is None:
+        return None
+    Honeypot.objects.create(project=project, item_id=pk, annotator=user)
+    return Item.objects.get(pk=pk)
+
+
+def honeypot_of(label: Label) -> Honeypot | None:
+    """The honeypot ``label`` answered, if it is a honeypot answer."""
+    return Honeypot.objects.filter(label=label).first()
+
+
+def as_seen_by(user: Any, rows: dict[int, Any]) -> None:
+    """Show ``user``'s honeypots among the item rows ``{id: {"status", "queried", ...}}`` (the
+    items API) as the queued items they pass for: "leased" while open, "labelled" once answered,
+    "queued" once skipped, and queried; other rows are left as they are (in place)."""
+    served = dict(Honeypot.objects.filter(annotator=user, item_id__in=list(rows))
+                  .values_list("item_id", "label_id"))
+    skipped = set(Skip.objects.filter(annotator=user, item_id__in=list(rows), item__status=Item.Status.AUTO)
+                  .values_list("item_id", flat=True))
+    for pk, row in rows.items():
+        if pk in served:
+            row["status"] = Item.Status.LEASED if served[pk] is None else Item.Status.LABELLED
+        elif pk in skipped:
+            row["status"] = Item.Status.QUEUED
+        else:
+            continue
+        row["queried"] = True

@@ -1,0 +1,151 @@
+"""The review queue (issue 19 item 3, docs/teams.md "Review"): reviewers lease one open
+:class:`~.models.Review` at a time, oldest item first, and decide its class; the decision is
+final.
+
+Reviews come from two sources: audits of auto-decisions (:mod:`.audit`, opened by the stream
+engine) and disagreements between annotators: the disputed items of
+:func:`.consensus.disagreements`, copied into the queue whenever a reviewer asks for the next item
+(:func:`sync_disagreements`), or any item passed to :func:`request_review`. The decision on a
+disagreement is the item's final label (:func:`.consensus.resolve`: the learner is corrected when
+it overturns a label it had). Leases work as the annotators' (:mod:`.annotation`): a
+compare-and-set ``UPDATE`` so that two reviewers never get the same review,
+``project.lease_seconds`` long.
+
+Nothing here sends Celery tasks: after a disagreement's decision the caller (a view) asks
+:mod:`.enqueue` for the follow-up work.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Case, Exists, OuterRef, Q, When
+from django.utils import timezone
+
+from annotator.labelling.annotation.actions import LeasedToOtherError
+from annotator.labelling.models import Consensus, Item, Label, Project, Review
+from annotator.labelling.projects.access import may_review
+
+from . import consensus
+
+#: Attempts at the compare-and-set before giving up (other reviewers took the candidates).
+LEASE_ATTEMPTS = 5
+
+
+class AlreadyDecidedError(ValueError):
+    """The review was decided already (by this reviewer or another): decisions are final."""
+
+
+def open_q(now: Any) -> Q:
+    """Reviews a reviewer can lease at ``now``: undecided, not leased or with an expired lease."""
+    return Q(decided_at__isnull=True) & (Q(lease_owner__isnull=True) | Q(lease_expires__lt=now))
+
+
+def mine_q(user: Any, now: Any) -> Q:
+    """``user``'s live review lease."""
+    return Q(decided_at__isnull=True, lease_owner=user, lease_expires__gte=now)
+
+
+def request_review(item: Item, reason: str, sample_prob: float | None = None) -> Review:
+    """Queue ``item`` for the reviewers for ``reason`` (a :class:`~.models.Review.Reason`); the
+    existing review when there is one (an item is reviewed once per reason)."""
+    review, _ = Review.objects.get_or_create(item=item, reason=reason, defaults={
+        "project_id": item.project_id, "sample_prob": sample_prob})
+    return review
+
+
+def sync_disagreements(project: Project) -> None:
+    """Open a disagreement review for every disputed item (:func:`.consensus.disagreements`) that
+    has none, and drop the open ones whose item the team settled meanwhile (a later opinion or an
+    undo changed its consensus; items without a consensus, queued by :func:`request_review`, stay)."""
+    reason = Review.Reason.DISAGREEMENT
+    missing = (consensus.disagreements(project)
+               .exclude(Exists(Review.objects.filter(item_id=OuterRef("item_id"), reason=reason)))
+               .values_list("item_id", flat=True))
+    Review.objects.bulk_create([Review(project=project, item_id=pk, reason=reason) for pk in missing],
+                               ignore_conflicts=True)
+    settled = (Consensus.objects.filter(item_id=OuterRef("item_id"))
+               .exclude(status=Consensus.Status.DISPUTED))
+    Review.objects.filter(project=project, reason=reason, decided_at__isnull=True,
+                          lease_owner__isnull=True).filter(Exists(settled)).delete()
+
+
+def lease_review(project: Project, user: Any) -> Review | None:
+    """Lease the open review of the oldest item to ``user`` (or return their live lease); None
+    when nothing waits. The caller checks that ``user`` may review (:func:`.access.may_review`).
+    Disputed items join the queue first (:func:`sync_disagreements`)."""
+    sync_disagreements(project)
+    with transaction.atomic():
+        for _ in range(LEASE_ATTEMPTS):
+            now = timezone.now()
+            mine = mine_q(user, now)
+            found = (Review.objects.filter(project=project).filter(mine | open_q(now))
+                     .order_by(Case(When(mine, then=0), default=1), "item__seq", "id")
+                     .values_list("pk", Case(When(mine, then=True), default=False)).first())
+            if found is None:
+                return None
+            if found[1] or Review.objects.filter(pk=found[0]).filter(open_q(now)).update(
+                    lease_owner=user, lease_expires=now + timedelta(seconds=project.lease_seconds)):
+                return Review.objects.select_related("item").get(pk=found[0])
+        return None
+
+
+def opinions(review: Review) -> list[dict[str, Any]]:
+    """Each annotator's standing label of the review's item, in label order: ``{"annotator",
+    "value", "created"}`` (what the reviewer sees next to the item)."""
+    rows = (Label.objects.filter(item_id=review.item_id, undone_at__isnull=True)
+            .order_by("id").values_list("annotator__username", "value", "created"))
+    return [{"annotator": name or "(deleted user)", "value": value, "created": created}
+            for name, value, created in rows]
+
+
+def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
+    """Record ``user``'s final decision ``value`` on review ``review_id`` (who and when).
+
+    Raises ``Review.DoesNotExist`` for a review not in the project, ValueError when the value is
+    not a class or ``user`` may not review, :class:`~.annotation.LeasedToOtherError` when another
+    reviewer holds a live lease on it and :class:`AlreadyDecidedError` when it was decided.
+    Nothing is stored then. A disagreement's decision is the item's final label
+    (:func:`.consensus.resolve`; the caller sends ``apply_labels``, :func:`.enqueue.labels_changed`);
+    an audit's decision never reaches the learner.
+    """
+    cls = project.parse_class(value)
+    if not may_review(user, project):
+        raise ValueError("only the project's reviewers may decide reviews")
+    with transaction.atomic():
+        now = timezone.now()
+        review = Review.objects.select_for_update().get(pk=review_id, project=project)
+        if review.decided_at is not None:
+            raise AlreadyDecidedError(f"this item was already decided ({review.value!r}): "
+                                      "decisions are final")
+        if (review.lease_owner_id not in (None, user.pk) and review.lease_expires is not None
+                and review.lease_expires >= now):
+            raise LeasedToOtherError("this review is leased to another reviewer")
+        review.value, review.decided_by, review.decided_at = cls, user, now
+        review.lease_owner, review.lease_expires = None, None
+        review.save(update_fields=["value", "decided_by", "decided_at", "lease_owner", "lease_expires"])
+        if review.reason == Review.Reason.DISAGREEMENT:
+            consensus.resolve(review.item, cls, by=user)
+        return review
+
+
+def review_rows(project: Project, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
+    """The project's reviews with id > ``after``, at most ``limit``, in id order, JSON-able (the
+    API): ``review_id, item_id, seq, reason, sample_prob, model_label`` (audits only: what the
+    model said), ``value``, ``decided_by``, ``decided_at`` (None while open)."""
+    rows = (Review.objects.filter(project=project, pk__gt=after).order_by("id")
+            .values_list("id", "item_id", "item__seq", "reason", "sample_prob", "item__prediction", "value",
+                         "decided_by__username", "decided_at")[:limit])
+    return [{"review_id": pk, "item_id": item, "seq": seq, "reason": reason, "sample_prob": prob,
+             "model_label": prediction if reason == Review.Reason.AUDIT else None, "value": value,
+             "decided_by": by, "decided_at": at.isoformat() if at else None}
+            for pk, item, seq, reason, prob, prediction, value, by, at in rows]
+
+
+def review_counts(project: Project) -> dict[str, int]:
+    """Open and decided reviews of the project (the review queue's progress line)."""
+    reviews = Review.objects.filter(project=project)
+    return {"open": reviews.filter(decided_at__isnull=True).count(),
+            "decided": reviews.filter(decided_at__isnull=False).count()}

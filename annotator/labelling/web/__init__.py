@@ -1,0 +1,1 @@
+"""The web pages: the typed request, forms, one module per page family, middleware."""

@@ -1,0 +1,201 @@
+"""The admin console of a project (project admins and staff) and the new-project page (staff).
+
+Every input is a form of :mod:`.forms`: the learner form is generated from the ``learners``
+registry (only algorithms that support the project's task, one field per parameter with its
+range and help), the stream-settings form from :data:`.forms.PROJECT_SETTINGS`. A refused form
+comes back (400) with each error at its field and the typed values kept; a saved one redirects
+with a confirmation (Django messages). Every change (algorithm, a parameter, stream state,
+showing predictions, memberships) is recorded by :mod:`.changes` and takes effect for the next
+decision (the pipeline reads the project at every run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+import learners
+from annotator.labelling.api.schema import CONTENT_KEY
+from annotator.labelling.models import Membership, Project
+from annotator.labelling.projects.access import project_for
+from annotator.labelling.projects.creation import create_project
+from annotator.labelling.projects.settings_changes import change_settings, record
+from annotator.labelling.worker import send
+from learners.features import measured_speed
+
+from .forms import (
+    DEFAULT_ALGORITHM,
+    LearnerForm,
+    MemberForm,
+    NewProjectForm,
+    StreamSettingsForm,
+    featurizer_defaults,
+)
+from .request import AppRequest
+
+
+def _saved(what: str, changed: list[str]) -> str:
+    """The confirmation of a saved form, naming what changed."""
+    return f"{what} saved: {', '.join(changed)} changed." if changed else f"{what} saved (nothing changed)."
+
+
+def _save_learner(request: AppRequest, project: Project, form: Any) -> str:
+    changed = change_settings(project, request.user, algorithm=form.cleaned_data["algorithm"],
+                              params=form.params())
+    return _saved("Learner settings", changed) + (" The next decision uses them." if changed else "")
+
+
+def _save_settings(request: AppRequest, project: Project, form: Any) -> str:
+    return _saved("Stream settings", change_settings(project, request.user, **form.cleaned_data))
+
+
+def _save_member(request: AppRequest, project: Project, form: Any) -> str:
+    user, username = form.cleaned_data["username"], form.cleaned_data["username"].username
+    if request.POST.get("action") == "unassign":
+        deleted, _ = Membership.objects.filter(project=project, user=user).delete()
+        if deleted:
+            record(project, request.user, "member", username, None)
+            return f"{username} removed from the project."
+        return f"{username} was not a member (nothing changed)."
+    role = form.cleaned_data["role"]
+    old = Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
+    Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+    record(project, request.user, "member", f"{username} ({old})" if old else None, f"{username} ({role})")
+    return f"{username} is now {role} of the project." if old != role else f"{username} was {role} already."
+
+
+#: POST ``action`` -> (the form's name on the page, its class, what saving it does)
+ACTIONS: dict[str, tuple[str, Callable[..., Any], Callable[[AppRequest, Project, Any], str]]] = {
+    "learner": ("learner_form", lambda project, data: _learner_form(project, data), _save_learner),
+    "settings": ("settings_form", StreamSettingsForm, _save_settings),
+    "assign": ("member_form", lambda project, data: MemberForm(data), _save_member),
+    "unassign": ("member_form", lambda project, data: MemberForm(data), _save_member),
+}
+
+
+@login_required
+def console(request: AppRequest, pk: int) -> HttpResponse:
+    """The console page; POST ``action`` = learner | settings | assign | unassign (400 with the
+    errors at their fields, else a redirect with a confirmation)."""
+    project = project_for(request.user, pk, admin=True)
+    bound: dict[str, Any] = {}
+    if request.method == "POST":
+        action = ACTIONS.get(request.POST.get("action", ""))
+        if action is None:
+            return HttpResponse("unknown action", status=400, content_type="text/plain")
+        name, make, save = action
+        form = make(project, request.POST)
+        if form.is_valid():
+            try:
+                with transaction.atomic():
+                    locked = Project.objects.select_for_update().get(pk=project.pk)
+                    message = save(request, locked, form)
+                    send.items_changed(project.pk)
+            except ValueError as exc:  # e.g. a learner that cannot be built on these features
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, message)
+                return redirect("console", pk=project.pk)
+        bound[name] = form
+        project.refresh_from_db()
+    context = _context(request, project)
+    context.update(bound)
+    return render(request, "labelling/console.html", context, status=400 if bound else 200)
+
+
+#: one item of the project's kind as the API takes it (api_schema.CONTENT_KEY; text and URLs as in uploads);
+#: the image is read from a file by the shell (base64 -w0), with its file name
+API_EXAMPLE_ITEM = {
+    "text": '{"text": "win a free prize now"}',
+    "url": '{"url": "https://example.com/login"}',
+    "vectors": '{"' + CONTENT_KEY["vectors"] + '": [[0, 0.5], [6, 1.25]]}',
+    "image": '{"' + CONTENT_KEY["image"] + '": "\'"$(base64 -w0 digit.png)"\'", "filename": "digit.png"}',
+}
+
+
+def curl_example(project: Project, api_url: str) -> str:
+    """A ``curl`` command that streams one item of the project's kind into it (the console shows it)."""
+    return (f"curl -X POST {api_url} \\\n  -H 'Authorization: Token {project.api_token}' \\\n"
+            f"  -H 'Content-Type: application/json' \\\n"
+            f"  -d '{{\"items\": [{API_EXAMPLE_ITEM[project.item_kind]}]}}'")
+
+
+def _learner_form(project: Project, data: Any = None, algorithm: str | None = None) -> LearnerForm:
+    """The learner form; changing its algorithm reloads its fields (htmx, :func:`console_params`)."""
+    form = LearnerForm(project, data, algorithm=algorithm)
+    form.fields["algorithm"].widget.attrs.update({
+        "hx-get": reverse("console-params", args=[project.pk]), "hx-target": "#learner-fields",
+        "hx-swap": "outerHTML", "hx-trigger": "change"})
+    form.fields["algorithm"].help_text = form.spec.summary
+    return form
+
+
+def _context(request: AppRequest, project: Project) -> dict[str, Any]:
+    api_url = request.build_absolute_uri(f"/api/projects/{project.pk}/items")
+    featurizer = project.featurizer()
+    return {
+        "project": project,
+        "featurizer": featurizer,
+        "featurizer_speed": speed_text(featurizer.name),
+        "learner_form": _learner_form(project), "settings_form": StreamSettingsForm(project),
+        "member_form": MemberForm(),
+        "members": project.memberships.select_related("user").order_by("user__username"),
+        "changes": project.changes.select_related("user")[:50],
+        "curl": curl_example(project, api_url),
+    }
+
+
+@login_required
+@require_GET
+def console_params(request: AppRequest, pk: int) -> HttpResponse:
+    """htmx partial: the learner form's fields for the algorithm picked (defaults, or the project's
+    values when it is the current algorithm). It replaces the algorithm's field and every error
+    with it, so that no error of the former algorithm stays on the page."""
+    project = project_for(request.user, pk, admin=True)
+    algorithm = request.GET.get("algorithm", project.algorithm)
+    if algorithm not in learners.names_for_task(project.task):
+        return HttpResponse(f"unknown algorithm {algorithm!r}", status=400, content_type="text/plain")
+    return render(request, "labelling/_learner_fields.html",
+                  {"project": project, "form": _learner_form(project, algorithm=algorithm)})
+
+
+@login_required
+def new_project(request: AppRequest) -> HttpResponse:
+    """Staff create a project: name, task, item kind, classes (comma-separated), featurizer and its
+    options; the creator becomes its admin. The algorithm starts as the task's default (changed
+    in the console)."""
+    if not request.user.is_staff:
+        raise PermissionDenied("only staff create projects")
+    form = NewProjectForm(request.POST if request.method == "POST" else None, speed=speed_text)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                project = create_project(name=data["name"], task=data["task"], item_kind=data["item_kind"],
+                                         classes=data["classes"], algorithm=DEFAULT_ALGORITHM[data["task"]],
+                                         featurizer_config=data["featurizer_config"])
+                Membership.objects.create(project=project, user=request.user, role=Membership.Role.ADMIN)
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Project {project.name!r} created with {project.algorithm}: upload "
+                                      f"items or stream them through the API, then assign annotators.")
+            return redirect("console", pk=project.pk)
+    return render(request, "labelling/new_project.html",
+                  {"form": form, "featurizer_defaults": featurizer_defaults()},
+                  status=400 if form.errors else 200)
+
+
+def speed_text(name: str) -> str:
+    """A featurizer's measured speed for people, e.g. ``"1,234 items/s"`` (benchmarks/featurizers.py)."""
+    speed = measured_speed(name)
+    return "speed not measured" if speed is None else f"{speed:,.0f} items/s"

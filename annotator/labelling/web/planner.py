@@ -1,0 +1,125 @@
+"""The delta planner's pages (project admins): start a run (its cost shown and bounded), watch its
+progress, cancel it, use a result."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotator.labelling.engine import jobs
+from annotator.labelling.models import PlannerRun, Project
+from annotator.labelling.projects.access import project_for
+from annotator.labelling.projects.settings_changes import change_settings
+from annotator.labelling.reporting.planner import candidate_params, cost, is_current, tried_settings
+from annotator.labelling.worker import send
+from learners.evaluation.charts import line_chart
+
+from .forms import PlannerForm
+from .request import AppRequest
+
+#: the form's rows before any run: the project's algorithm at four deltas
+DEFAULT_DELTAS = (0.1, 0.5, 1.0, 4.0)
+
+
+@login_required
+def planner(request: AppRequest, pk: int) -> HttpResponse:
+    """The form (up to 4 candidates; it starts from the settings of the last run), the settings
+    tried so far with their results, and the project's recent runs; POST starts a run in a worker."""
+    project = project_for(request.user, pk, admin=True)
+    last = project.planner_runs.first()
+    rows = [(c["algorithm"], c["delta"]) for c in last.candidates] if last else \
+        [(project.algorithm, d) for d in DEFAULT_DELTAS]
+    form = PlannerForm(project, request.POST if request.method == "POST" else None, rows=rows)
+    if last is not None:
+        form.fields["runs"].initial = last.runs
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        with transaction.atomic():
+            job = PlannerRun.objects.create(project=project, created_by=request.user,
+                                            candidates=data["candidates"], runs=data["runs"],
+                                            cost=data["cost"])
+            send.run_planner(job.pk)
+        messages.success(request, f"Planner run started: {len(data['candidates'])} setting(s) x "
+                                  f"{data['runs']} "
+                                  f"permutation(s); each result appears below as soon as it is known.")
+        return redirect("planner", pk=project.pk)
+    items, _ = cost(project, 1, 1)
+    context = {"project": project, "form": form, "items": items, "max_cost": settings.PLANNER_MAX_COST,
+               "delta": project.learner_params()["delta"], "tried": tried_settings(project),
+               "runs": project.planner_runs.all()[:5]}
+    return render(request, "labelling/planner.html", context, status=400 if form.errors else 200)
+
+
+def chart(job: PlannerRun) -> str:
+    """Accuracy against query ratio, one point per candidate with mean +- std whiskers over the
+    permutations (inline SVG)."""
+    results = job.results or []
+    series = [(f"{r['algorithm']} delta={r['delta']:g}", [(r["mean"]["query_ratio"], r["mean"]["accuracy"])],
+               False) for r in results]
+    bars = [[(r["mean"]["query_ratio"], r["mean"]["accuracy"], r["std"]["query_ratio"], r["std"]["accuracy"])]
+            for r in results]
+    return line_chart(series, title="Replay: accuracy against query ratio (mean ± std)",
+                      x_label="query ratio",
+                      y_label="online accuracy", width=760, height=360, log_x=False, error_bars=bars,
+                      y_min=0.0, y_max=1.0)
+
+
+@login_required
+@require_GET
+def planner_run(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
+    """One run's panel (polled every second while it runs)."""
+    project = project_for(request.user, pk, admin=True)
+    job = get_object_or_404(PlannerRun, pk=run_pk, project=project)
+    return render(request, "labelling/_planner_run.html",
+                  {"project": project, "job": job, "current": _current_index(project, job),
+                   "replaying": replaying(job),
+                   "chart": chart(job) if job.results and job.status == PlannerRun.Status.DONE else ""})
+
+
+def replaying(job: PlannerRun) -> tuple[int, dict] | None:
+    """``(number from 1, candidate)`` of the setting a running run replays now (the worker replays
+    the candidates in order, ``runs`` permutations each), None when it is not running."""
+    if job.status != PlannerRun.Status.RUNNING or not job.candidates or not job.runs:
+        return None
+    index = min(job.done // job.runs, len(job.candidates) - 1)
+    return index + 1, job.candidates[index]
+
+
+@login_required
+@require_POST
+def planner_cancel(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
+    """Cancel a waiting or running run (its worker stops after the permutation it is replaying)."""
+    project = project_for(request.user, pk, admin=True)
+    job = get_object_or_404(PlannerRun, pk=run_pk, project=project)
+    jobs.cancel(PlannerRun, job.pk)
+    return redirect("planner", pk=project.pk)
+
+
+@login_required
+@require_POST
+def planner_use(request: AppRequest, pk: int, run_pk: int, index: int) -> HttpResponse:
+    """Make a candidate the project's algorithm and delta (recorded in the history)."""
+    project = project_for(request.user, pk, admin=True)
+    job = get_object_or_404(PlannerRun, pk=run_pk, project=project, status=PlannerRun.Status.DONE)
+    if not 0 <= index < len(job.candidates):
+        return HttpResponse("no such candidate", status=404, content_type="text/plain")
+    cand = job.candidates[index]
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        params = candidate_params(project, cand["algorithm"], cand["delta"])
+        changed = change_settings(project, request.user, algorithm=cand["algorithm"], params=params)
+        send.items_changed(project.pk)
+    messages.success(request, f"The project now runs {cand['algorithm']} with delta={cand['delta']:g} "
+                              f"(from the planner)." if changed else "That setting was running already.")
+    return redirect("console", pk=project.pk)
+
+
+def _current_index(project: Project, job: PlannerRun) -> int | None:
+    """The index of ``job``'s candidate that the project runs now, if one is."""
+    return next((k for k, c in enumerate(job.candidates or [])
+                 if is_current(project, c["algorithm"], c["delta"])), None)

@@ -1,0 +1,150 @@
+"""Project list, item images, uploads and exports. Every view needs a logged-in user; project
+views check membership (403 otherwise). The queue is :mod:`.queue_views`, the console
+:mod:`.console_views`, the dashboard :mod:`.dashboard_views`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET
+
+from annotator.labelling.engine.queue_counts import waiting_count
+from annotator.labelling.ingest import new_job
+from annotator.labelling.ingest.upload_file import PART_BYTES
+from annotator.labelling.models import ImportJob, Item, Project
+from annotator.labelling.projects.access import (
+    is_project_admin,
+    may_review,
+    project_for,
+    visible_projects,
+)
+from annotator.labelling.reporting import export
+from annotator.labelling.worker.send import import_upload
+from learners.uploads import FORMATS, GZIP, PARSERS
+from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST, iter_zip
+from learners.uploads.svmlight import FIRST_INDEX, iter_svmlight
+from learners.uploads.tabular import GOLD_KEYS, content_keys, iter_csv, iter_jsonl
+
+from .forms import UploadForm
+from .request import AppRequest, image_type
+
+
+@login_required
+@require_GET
+def project_list(request: AppRequest) -> HttpResponse:
+    """My projects with the number of items waiting (and console links for the ones I manage,
+    review links for the ones I review)."""
+    rows = [(p, waiting_count(p), is_project_admin(request.user, p), may_review(request.user, p))
+            for p in visible_projects(request.user)]
+    return render(request, "labelling/project_list.html", {"rows": rows})
+
+
+@login_required
+@require_GET
+def item_image(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
+    """The raw image of an item (members only)."""
+    project = project_for(request.user, pk)
+    item = get_object_or_404(Item.objects.only("data", "filename", "project"), pk=item_pk, project=project)
+    if item.data is None:
+        return HttpResponse("this item has no image", status=404, content_type="text/plain")
+    response = HttpResponse(bytes(item.data), content_type=image_type(item.filename))
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
+@login_required
+def upload(request: AppRequest, pk: int) -> HttpResponse:
+    """Project admins upload a file; a worker imports it (the page shows the job's progress)."""
+    project = project_for(request.user, pk, admin=True)
+    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    help_ = upload_help(project)
+    suffixes = help_["suffixes"] + [s + help_["gzip"] for s in help_["suffixes"]]
+    # set before validation: a bound field copies its help text when the errors are computed
+    form.fields["file"].widget.attrs.update({"id": "upload-file", "accept": ",".join(suffixes)})
+    form.fields["file"].help_text = (f"Accepted here: {', '.join(help_['suffixes'])}, each also gzipped "
+                                     f"({help_['suffixes'][0]}{help_['gzip']}). The whole file is checked "
+                                     f"first; one bad row rejects it and names the line, and nothing "
+                                     f"is stored. An image that cannot be decoded stops the import "
+                                     f"there; the items before it are kept.")
+    if request.method == "POST" and form.is_valid():
+        f = form.cleaned_data["file"]
+        with transaction.atomic():  # read by parts: never held whole (issue 18)
+            job = new_job(project, Path(f.name).name, f.chunks(PART_BYTES), request.user)
+            import_upload(job.pk)
+        messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")
+        return redirect("import-job", pk=project.pk, job_pk=job.pk)
+    context = {"project": project, "form": form, "formats": FORMATS, "help": help_,
+               "jobs": project.imports.all()[:10]}
+    return render(request, "labelling/upload.html", context, status=400 if form.errors else 200)
+
+
+def upload_help(project: Project) -> dict[str, Any]:
+    """What the upload page tells about the files this project takes, from the parsers' own
+    definitions (column names, archive layout, index base), with examples in its classes."""
+    first, second = project.classes[:2]  # a project has two classes at least
+    kind = project.item_kind
+    parsers = {"image": (iter_zip,), "vectors": (iter_svmlight,)}.get(kind, (iter_csv, iter_jsonl))
+    out: dict[str, Any] = {"kind": kind, "suffixes": [s for s, parse in PARSERS.items() if parse in parsers],
+                           "gzip": GZIP, "gold_keys": GOLD_KEYS, "first": first, "second": second}
+    if kind in ("text", "url"):
+        key = content_keys(kind)[0]
+        sample = ("https://example.com/login", "paypa1-login.example/verify") if kind == "url" \
+            else ("see you at the station", "win a free prize now")
+        out.update(keys=content_keys(kind), csv=f"{key},{GOLD_KEYS[0]}\n{sample[0]},{first}\n{sample[1]},\n",
+                   jsonl=(json.dumps({key: sample[0], GOLD_KEYS[0]: first}) + "\n"
+                          + json.dumps({key: sample[1]}) + "\n"))
+    elif kind == "image":
+        out.update(manifest=MANIFEST, images=", ".join(IMAGE_SUFFIXES),
+                   folders=(f"items.zip\n├── {first}/img001.png\n├── {first}/img002.png\n"
+                            f"└── {second}/img003.png\n"),
+                   listed=(f"items.zip\n├── {MANIFEST}\n├── img001.png\n└── img002.png\n\n"
+                           f"{MANIFEST}:\nfilename,label\nimg001.png,{first}\nimg002.png,\n"))
+    else:
+        numeric = all(isinstance(c, int | float) for c in (first, second))
+        a, b = (first, second) if numeric else ("-1", "+1")  # two classes: -1 / +1, in class order
+        out.update(first_index=FIRST_INDEX, numeric=numeric,
+                   libsvm=f"{a} {FIRST_INDEX}:0.5 7:1.25\n{b} 3:2.0 12:-1\n")
+    return out
+
+
+@login_required
+@require_GET
+def import_job(request: AppRequest, pk: int, job_pk: int) -> HttpResponse:
+    project = project_for(request.user, pk, admin=True)
+    job = get_object_or_404(ImportJob, pk=job_pk, project=project)
+    return render(request, "labelling/import_job.html", {"project": project, "job": job})
+
+
+@login_required
+@require_GET
+def export_model(request: AppRequest, pk: int, what: str) -> HttpResponse:
+    """``what`` = ``npz`` (the model file) or ``json`` (its card). Project admins only."""
+    project = project_for(request.user, pk, admin=True)
+    data, card = export.model_download(project)
+    if what == "npz":
+        response = HttpResponse(data, content_type="application/octet-stream")
+    else:
+        response = HttpResponse(json.dumps(card, indent=2), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="project-{project.pk}.{what}"'
+    return response
+
+
+@login_required
+@require_GET
+def export_table(request: AppRequest, pk: int, table: str, fmt: str) -> StreamingHttpResponse:
+    """The project's ``labels`` or ``opinions`` (:data:`.export.TABLES`) as ``csv`` or ``jsonl``.
+    Project admins only."""
+    project = project_for(request.user, pk, admin=True)
+    body = export.table_csv(project, table) if fmt == "csv" else export.table_jsonl(project, table)
+    content_type = "text/csv" if fmt == "csv" else "application/jsonl"
+    response = StreamingHttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{table}-{project.pk}.{fmt}"'
+    return response

@@ -1,0 +1,234 @@
+"""The annotator's queue: one leased item at a time, labelled with a key press, swapped by htmx.
+
+Pages and actions (every one needs a member of the project):
+
+* ``GET  projects/<pk>/``            the queue page (leases the next item).
+* ``POST projects/<pk>/items/<item>/label``  store ``value``; answers the next item's panel.
+* ``POST projects/<pk>/items/<item>/skip``   pass on the item (back to the queue for others).
+* ``POST projects/<pk>/undo``        retract my last label and show that item again.
+* ``POST projects/<pk>/labels/<label>/change``  change one of my last labels to ``value``
+  (listed beside the item); answers the current item's panel.
+* ``GET  projects/<pk>/next``        the "all caught up" panel polls this: the next item's
+  panel when one waits, else 204 (htmx keeps the page as it is).
+
+htmx requests (``HX-Request``) get the ``_queue_item.html`` panel (and, out of band, the list of
+my last labels beside it); plain form posts (no
+JavaScript) are redirected to the queue page, so the page works without htmx too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Count, Q
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from annotator.labelling.annotation.actions import (
+    RECENT_LABELS,
+    DuplicateLabelError,
+    LeasedToOtherError,
+    change_label,
+    lease_next,
+    needs_pipeline,
+    recent_labels,
+    skip_item,
+    submit_label,
+    undo_last_label,
+    undoable,
+    undoable_label,
+)
+from annotator.labelling.engine.queue_counts import waiting_count, why_idle
+from annotator.labelling.models import Item, Label, Project
+from annotator.labelling.projects.access import is_project_admin, may_review, project_for
+from annotator.labelling.teams.honeypots import holds_honeypot
+from annotator.labelling.worker import send
+
+from .request import AppRequest, class_buttons, item_display
+
+
+def progress(project: Project, user: Any) -> dict[str, int]:
+    """The progress line: my labels today and in all, and the items waiting (one fewer while the
+    user holds a honeypot, as if it were the waiting item it stands in for: :mod:`.honeypots`)."""
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True).aggregate(
+        total=Count("id"), today=Count("id", filter=Q(created__gte=today)))
+    waiting = max(0, waiting_count(project) - holds_honeypot(project, user))
+    return {"today": mine["today"], "total": mine["total"], "waiting": waiting}
+
+
+def _lease(project: Project, user: Any) -> Item | None:
+    """:func:`.annotation.lease_next`, then a top-up of the queue if it runs low."""
+    item = lease_next(project, user)
+    send.top_up_if_low(project)
+    return item
+
+
+def recent_rows(project: Project, user: Any) -> list[dict[str, Any]]:
+    """My last labels (:func:`.annotation.recent_labels`) as the list beside the item shows them:
+    the label, its item's number and a short text of the item (image file name, URL or text,
+    vector size)."""
+    rows = []
+    for lab in recent_labels(project, user):
+        item = lab.item
+        if item.filename:
+            about = item.filename
+        elif item.vector_pairs is not None:
+            about = f"{len(item.vector_pairs)} non-zero features"
+        else:
+            about = item.text
+        rows.append({"label": lab, "seq": item.seq, "about": about})
+    return rows
+
+
+def _panel(request: AppRequest, project: Project, item: Item | None, error: str = "",
+           status: int = 200, can_undo: bool | None = None, saved: Any = None,
+           notice: str = "") -> HttpResponse:
+    """Render the item panel (or the whole page for a plain GET of the queue).
+
+    ``can_undo``: whether the user has a label to undo, when the caller knows (None: look it up).
+    ``saved``: the label value just stored (the panel says "saved"), None after anything else.
+    ``notice``: a confirmation to show (a label changed).
+    With no item the panel says why (:func:`.queue.why_idle`).
+    """
+    if can_undo is None:
+        can_undo = undoable_label(project, request.user) is not None
+    context = {
+        "project": project, "item": item, "buttons": class_buttons(project), "error": error,
+        "progress": progress(project, request.user),
+        "can_undo": can_undo,
+        **item_display(project, item),
+        "idle": why_idle(project) if item is None else None,
+        "saved": saved,
+        "notice": notice,
+        "recent": recent_rows(project, request.user), "recent_max": RECENT_LABELS,
+        "recent_oob": bool(request.htmx),  # the list beside the panel is swapped out of band
+        "is_admin": not request.htmx and is_project_admin(request.user, project),  # page links only
+        "is_reviewer": not request.htmx and may_review(request.user, project),
+        "can_upload": item is None and is_project_admin(request.user, project),  # the empty state's link
+    }
+    template = "labelling/_queue_item.html" if request.htmx else "labelling/queue.html"
+    return render(request, template, context, status=status)
+
+
+def _next(request: AppRequest, project: Project, error: str = "", status: int = 200) -> HttpResponse:
+    if not request.htmx:
+        return redirect("queue", pk=project.pk)
+    return _panel(request, project, _lease(project, request.user), error, status)
+
+
+@never_cache
+@login_required
+@require_GET
+def queue(request: AppRequest, pk: int) -> HttpResponse:
+    """The queue page: lease the next item to the user and show it. Never cached (no-store):
+    back/forward loads it again instead of showing an item already labelled."""
+    project = project_for(request.user, pk)
+    return _panel(request, project, _lease(project, request.user))
+
+
+@login_required
+@require_GET
+def next_item(request: AppRequest, pk: int) -> HttpResponse:
+    """Polled while nothing waits: the next item's panel, or 204 when there is still none."""
+    project = project_for(request.user, pk)
+    item = _lease(project, request.user)
+    if item is None and request.htmx:
+        return HttpResponse(status=204)
+    return _panel(request, project, item)
+
+
+@login_required
+@require_POST
+def label(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
+    """Store the posted ``value`` for the item, then answer the next item.
+
+    The item must be leased to this user, waiting, or already labelled (a late submission is
+    kept as an extra opinion, see :func:`.annotation.submit_label`). Refused: an item leased to
+    someone else or a double submission (409), a value that is not a class (400). For htmx the
+    label and the lease of the next item are one transaction (one commit per key press).
+    """
+    project = project_for(request.user, pk)
+    try:
+        with transaction.atomic():
+            saved = submit_label(project, item_pk, request.user, request.POST.get("value"))
+            item = lease_next(project, request.user) if request.htmx else None
+            if needs_pipeline(saved):  # apply_labels tops the queue up too: no look-ahead check
+                send.labels_changed(project.pk)
+            elif request.htmx:
+                send.top_up_if_low(project)
+    except Item.DoesNotExist:
+        raise Http404("no such item in this project") from None
+    except (DuplicateLabelError, LeasedToOtherError) as exc:
+        return _refuse(request, project, str(exc), 409)
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 400)
+    if not request.htmx:
+        return redirect("queue", pk=project.pk)
+    # the label just stored is the user's latest
+    return _panel(request, project, item, can_undo=undoable(saved), saved=saved.value)
+
+
+@login_required
+@require_POST
+def skip(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
+    """Pass on the item: others may label it; this user is not offered it again."""
+    project = project_for(request.user, pk)
+    item = get_object_or_404(Item, pk=item_pk, project=project)
+    try:
+        skip_item(item, request.user)
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 409)
+    return _next(request, project)
+
+
+@login_required
+@require_POST
+def undo(request: AppRequest, pk: int) -> HttpResponse:
+    """Retract my last label and show its item again (see :func:`.annotation.undo_last_label`)."""
+    project = project_for(request.user, pk)
+    try:
+        item = undo_last_label(project, request.user)
+        send.labels_changed(project.pk)
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 409)
+    if not request.htmx:
+        return redirect("queue", pk=project.pk)
+    return _panel(request, project, item)
+
+
+@login_required
+@require_POST
+def change(request: AppRequest, pk: int, label_pk: int) -> HttpResponse:
+    """Change one of my labels to the posted ``value`` (see :func:`.annotation.change_label`:
+    the learner is corrected as an undo corrects it), then show the current item again.
+    Refused: a label that is not mine, not in the project or undone (404), a value that is not
+    a class (400)."""
+    project = project_for(request.user, pk)
+    try:
+        with transaction.atomic():
+            new = change_label(project, request.user, label_pk, request.POST.get("value"))
+            if new.pk != label_pk and needs_pipeline(new):
+                send.labels_changed(project.pk)
+    except Label.DoesNotExist:
+        raise Http404("no such label of yours in this project") from None
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 400)
+    if not request.htmx:
+        return redirect("queue", pk=project.pk)
+    seq = Item.objects.filter(pk=new.item_id).values_list("seq", flat=True).first()
+    return _panel(request, project, _lease(project, request.user),
+                  notice=f"Item {seq} is now labelled “{new.value}”.")
+
+
+def _refuse(request: AppRequest, project: Project, message: str, status: int) -> HttpResponse:
+    """A refused action: plain text for form posts, the current panel with the message for htmx."""
+    if not request.htmx:
+        return HttpResponse(message, status=status, content_type="text/plain")
+    # base.html lets htmx swap 4xx answers: the panel carries the message
+    return _panel(request, project, _lease(project, request.user), message, status)

@@ -1,0 +1,83 @@
+"""Helpers shared by the view modules (view modules never import each other)."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest
+from django.urls import reverse
+from django_htmx.middleware import HtmxDetails
+
+from annotator.labelling.models import Item, Project
+from learners.features.url import split_url
+from learners.uploads.svmlight import FIRST_INDEX
+
+
+class AppRequest(HttpRequest):
+    """The request a view of the app receives, for the type checker: its user is logged in
+    (``login_required``) and django-htmx's middleware set ``htmx``."""
+
+    user: User
+    htmx: HtmxDetails
+
+
+def image_type(filename: str) -> str:
+    """The MIME type of an image file name (application/octet-stream when unknown)."""
+    suffix = Path(filename).suffix.lower().lstrip(".")
+    return {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif",
+            "bmp": "image/bmp", "webp": "image/webp", "tif": "image/tiff", "tiff": "image/tiff",
+            }.get(suffix, "application/octet-stream")
+
+
+#: Shortcut keys of the class buttons, in class order: digits first, then letters other than
+#: s (skip) and u (undo).
+CLASS_KEYS = "1234567890abcdefghijklmnopqrtvwxyz"
+
+
+#: images up to this size are inlined in the panel (data: URI) to save the browser a request
+INLINE_IMAGE_BYTES = 64 * 1024
+
+
+def item_display(project: Project, item: Item | None) -> dict[str, Any]:
+    """What ``_item_content.html`` needs besides the item (the queue's and the review queue's
+    panels): ``url`` (the parts the URL featurizer sees, one definition of how a URL splits),
+    ``image_src`` and ``vector`` (each None when the item is not of that kind)."""
+    return {
+        "url": split_url(item.text) if item is not None and project.item_kind == Project.Kind.URL else None,
+        "image_src": image_src(project, item) if item is not None and item.data is not None else None,
+        "vector": (vector_rows(item.vector_pairs)
+                   if item is not None and item.vector_pairs is not None else None),
+    }
+
+
+def image_src(project: Project, item: Item) -> str:
+    """The panel's ``src`` for an image item: a data: URI for small images, else the image URL."""
+    data = bytes(item.data or b"")
+    if len(data) <= INLINE_IMAGE_BYTES:
+        kind = image_type(item.filename)
+        if kind.startswith("image/"):
+            return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
+    return reverse("item-image", args=[project.pk, item.pk])
+
+
+def class_buttons(project: Project) -> list[tuple[Any, str]]:
+    """``(class value, shortcut key or "")`` for each class of the project, in class order.
+
+    A class written as one key character is its own key (digits 0-9: the key 3 labels the
+    digit 3, whatever the class order); the others take the free keys in order (1, 2, ...,
+    then letters). Classes beyond the keys have none.
+    """
+    own = {c: str(c).lower() for c in project.classes if len(str(c)) == 1 and str(c).lower() in CLASS_KEYS}
+    if len(set(own.values())) != len(own):
+        own = {}
+    free = iter(k for k in CLASS_KEYS if k not in own.values())
+    return [(c, own[c] if c in own else next(free, "")) for c in project.classes]
+
+
+def vector_rows(pairs: list[list[Any]]) -> list[tuple[int, Any]]:
+    """``(feature number, value)`` of a vector item, numbered as in LIBSVM files (from
+    :data:`~learners.uploads.svmlight.FIRST_INDEX`; items store them from 0)."""
+    return [(int(j) + FIRST_INDEX, v) for j, v in pairs]

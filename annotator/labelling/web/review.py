@@ -1,0 +1,105 @@
+"""The review queue (docs/teams.md, "Review"): one item at a time, decided with a key press,
+swapped by htmx, like the annotator's queue (same item rendering and the same ``queue.js``).
+
+* ``GET  projects/<pk>/review/``                    the page (leases the next review).
+* ``GET  projects/<pk>/review/next``                polled while nothing waits: the next panel, or 204.
+* ``POST projects/<pk>/reviews/<review>/decide``    store the final ``value``; answers the next panel.
+
+Staff and the project's reviewers and admins only (403 for annotators, 404/403 outside their
+projects, :func:`.access.may_review`). Refused decisions: a review leased to another reviewer or
+already decided (409), a value that is not a class (400).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from annotator.labelling.annotation.actions import LeasedToOtherError
+from annotator.labelling.models import Project, Review
+from annotator.labelling.projects.access import may_review, project_for, sees_dashboard
+from annotator.labelling.teams.reviews import (
+    AlreadyDecidedError,
+    decide,
+    lease_review,
+    opinions,
+    review_counts,
+)
+from annotator.labelling.worker import send
+
+from .request import AppRequest, class_buttons, item_display
+
+
+def _review_project(request: AppRequest, pk: int) -> Project:
+    """The project if the user may review it (403 otherwise, 404 for a missing project)."""
+    project = project_for(request.user, pk)
+    if not may_review(request.user, project):
+        raise PermissionDenied("the review queue is for the project's reviewers")
+    return project
+
+
+def _panel(request: AppRequest, project: Project, review: Review | None, error: str = "",
+           status: int = 200, saved: object = None) -> HttpResponse:
+    """Render the review panel (or the whole page for a plain GET)."""
+    item = review.item if review is not None else None
+    context = {
+        "project": project, "review": review, "item": item, "buttons": class_buttons(project),
+        "opinions": opinions(review) if review is not None else [],
+        "audit": review is not None and review.reason == Review.Reason.AUDIT,
+        "counts": review_counts(project), "error": error, "saved": saved,
+        "sees_dashboard": not request.htmx and sees_dashboard(request.user, project),  # the page's link
+        **item_display(project, item),
+    }
+    template = "labelling/_review_item.html" if request.htmx else "labelling/review.html"
+    return render(request, template, context, status=status)
+
+
+@never_cache
+@login_required
+@require_GET
+def review_queue(request: AppRequest, pk: int) -> HttpResponse:
+    """The review queue page: lease the next review to the reviewer and show it."""
+    project = _review_project(request, pk)
+    return _panel(request, project, lease_review(project, request.user))
+
+
+@login_required
+@require_GET
+def review_next(request: AppRequest, pk: int) -> HttpResponse:
+    """Polled while nothing waits: the next review's panel, or 204 when there is still none."""
+    project = _review_project(request, pk)
+    review = lease_review(project, request.user)
+    if review is None and request.htmx:
+        return HttpResponse(status=204)
+    return _panel(request, project, review)
+
+
+@login_required
+@require_POST
+def review_decide(request: AppRequest, pk: int, review_pk: int) -> HttpResponse:
+    """Store the posted ``value`` as the final decision of the review, then answer the next one."""
+    project = _review_project(request, pk)
+    try:
+        done = decide(project, review_pk, request.user, request.POST.get("value"))
+    except Review.DoesNotExist:
+        raise Http404("no such review in this project") from None
+    except (AlreadyDecidedError, LeasedToOtherError) as exc:
+        return _refuse(request, project, str(exc), 409)
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 400)
+    if done.reason == Review.Reason.DISAGREEMENT:  # the item's final label: the learner follows
+        send.labels_changed(project.pk)
+    if not request.htmx:
+        return redirect("review", pk=project.pk)
+    return _panel(request, project, lease_review(project, request.user), saved=done.value)
+
+
+def _refuse(request: AppRequest, project: Project, message: str, status: int) -> HttpResponse:
+    """A refused decision: plain text for form posts, the current panel with the message for htmx."""
+    if not request.htmx:
+        return HttpResponse(message, status=status, content_type="text/plain")
+    return _panel(request, project, lease_review(project, request.user), message, status)

@@ -1,0 +1,1 @@
+"""The worker: Celery tasks and the one module that sends them."""

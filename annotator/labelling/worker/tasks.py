@@ -1,0 +1,108 @@
+"""Celery tasks. All are idempotent and safe to run in any number of workers at once.
+
+``apply_labels`` and ``advance_stream`` run the same pipeline
+(:func:`annotator.labelling.engine.pipeline.update_project`: apply waiting labels, then decide
+items until the look-ahead is full); two names so that the logs say why a run was asked for.
+Labels always go in before new decisions, so a decision uses every label given so far. Tasks
+are sent only through :mod:`.send`, which also holds their names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+from django.db.models import OuterRef, Q
+
+from annotator.labelling import ingest
+from annotator.labelling.engine import jobs, pipeline
+from annotator.labelling.models import (
+    Consensus,
+    ImportJob,
+    Label,
+    PlannerRun,
+    Project,
+    WorkerHeartbeat,
+    pending_exists,
+)
+from annotator.labelling.projects import retention
+from annotator.labelling.reporting import cost_view, planner
+
+from . import send
+
+
+@shared_task(name=send.APPLY_LABELS)
+def apply_labels(project_id: int) -> None:
+    """A label was saved: apply every waiting label, then top up the queue."""
+    pipeline.update_project(project_id)
+
+
+@shared_task(name=send.ADVANCE_STREAM)
+def advance_stream(project_id: int) -> None:
+    """The queue runs low or items arrived: decide pending items (after applying labels)."""
+    pipeline.update_project(project_id)
+
+
+@shared_task(name=send.IMPORT_UPLOAD)
+def import_upload(job_id: int) -> None:
+    """Import an uploaded file (an :class:`~annotator.labelling.models.ImportJob`). Its items are
+    decided by the label queue's workers, never here: each committed chunk asks for a stream
+    advance (at most once a second) and a finished import asks once more, so the last chunk is
+    decided even when the notice before it was too recent."""
+    project_id = ImportJob.objects.filter(pk=job_id).values_list("project_id", flat=True).first()
+    job = ingest.run_job(job_id, send.items_arriving(project_id))
+    if job is not None and job.status == job.Status.DONE:
+        send.items_changed(job.project_id)
+
+
+@shared_task(name=send.COMPUTE_COST_VIEW)
+def compute_cost_view(project_id: int) -> None:
+    """The dashboard found the project's cost-per-accuracy view missing or stale: replay the
+    baseline and store the view (:func:`.cost_view.refresh`; nothing when it is current)."""
+    cost_view.refresh(project_id)
+
+
+def projects_needing_work() -> list[int]:
+    """Projects with unapplied labels or opinions waiting for their consensus, or running
+    projects with pending items."""
+    unapplied = Label.objects.filter(primary=True, applied_version__isnull=True).values("project_id")
+    due = Consensus.objects.filter(due=True).values("project_id")
+    pending = pending_exists(OuterRef("pk")) & Q(stream_state=Project.StreamState.RUNNING)
+    return list(Project.objects.filter(Q(pk__in=unapplied) | Q(pk__in=due) | pending)
+                .order_by("pk").values_list("pk", flat=True))
+
+
+@shared_task(name=send.SWEEP)
+def sweep() -> None:
+    """Periodic safety net: run the pipeline for every project that has work waiting.
+
+    Catches labels whose ``apply_labels`` message was never sent (broker down at the time)
+    or lost with a killed worker, queues that ran dry while nobody asked, and imports and
+    planner runs whose worker died or whose message was lost (:func:`.jobs.restart_stale`).
+    Also drops the content of items past their project's retention window (:mod:`.retention`).
+    """
+    for project_id in projects_needing_work():
+        pipeline.update_project(project_id)
+    retention.sweep_retention()
+    for job_id in jobs.restart_stale(ImportJob):
+        send.import_upload(job_id)
+    for run_id in jobs.restart_stale(PlannerRun):
+        send.run_planner(run_id)
+
+
+@shared_task(name=send.HEARTBEAT, bind=True)
+def heartbeat(self: Any) -> None:
+    """Periodic, sent to each queue: the worker that takes it records that it is alive and serves
+    that queue (the dashboard shows the age per queue, :func:`.worker_health.queue_health`)."""
+    from django.conf import settings
+    from django.utils import timezone
+
+    queue = (self.request.delivery_info or {}).get("routing_key") or settings.CELERY_TASK_DEFAULT_QUEUE
+    WorkerHeartbeat.objects.update_or_create(hostname=self.request.hostname or "unknown", queue=queue,
+                                             defaults={"last_seen": timezone.now()})
+
+
+@shared_task(name=send.RUN_PLANNER)
+def run_planner(run_id: int) -> None:
+    """Replay the candidates of a delta-planner run (progress saved as it goes)."""
+    planner.run(run_id)

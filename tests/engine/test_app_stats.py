@@ -1,0 +1,103 @@
+"""The log's running aggregates (issue 18) equal a recomputation from the whole decision log.
+
+A random stream is driven through the real domain functions (lease, label right or wrong,
+skip, undo, leases left open) and the pipeline, with a checkpoint step small enough to be
+doubled several times; after every pipeline run the metrics and the curves read from the
+aggregates must equal what the whole log gives (:mod:`annotator.labelling.engine.decision_log`, the
+definition of the rule, applied to the whole log).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from annotator.labelling.annotation.actions import lease_next, skip_item, submit_label, undo_last_label
+from annotator.labelling.engine import running_totals
+from annotator.labelling.engine.decision_log import covered_accuracy, decision_log
+from annotator.labelling.engine.pipeline import update_project
+from annotator.labelling.models import StreamStats
+from annotator.labelling.reporting.dashboard import curves
+from annotator.labelling.reporting.metrics import project_metrics
+from learners.evaluation.metrics import accuracy
+from tests.support.app import digits_project, member
+
+pytestmark = pytest.mark.django_db
+
+
+def flat(points):
+    return [float(v) for point in points for v in point]
+
+
+def iw_at(log, t):
+    """The estimate over the first ``t`` items, or None while one of them waits for a label."""
+    covered = covered_accuracy(log[:t])
+    return covered.estimate if covered.stop == t else None
+
+
+def check(project):
+    log = decision_log(project)
+    m = project_metrics(project)
+    assert m["seen"] == len(log) and m["queried"] == sum(1 for d in log if d.queried)
+    gold = [(d.gold, d.prediction) for d in log if d.gold is not None]
+    assert m["accuracy_gold"]["n"] == len(gold)
+    assert m["accuracy_gold"]["value"] == pytest.approx(accuracy(*zip(*gold, strict=True)) if gold else None)
+    labelled = [d for d in log if d.label is not None]
+    assert m["labels"] == m["labels_applied"] == len(labelled) == m["accuracy_queried"]["n"]
+    assert m["accuracy_queried"]["value"] == pytest.approx(
+        sum(d.label == d.prediction for d in labelled) / len(labelled) if labelled else None)
+    want = covered_accuracy(log)
+    got = m["accuracy_iw"]
+    assert got["seen"] == want.seen
+    assert (got["value"], got["low"], got["high"], got["n"]) == pytest.approx(
+        (want.estimate.value, want.estimate.low, want.estimate.high, want.estimate.n))
+    c = curves(project)
+    xs = [t for t, _ in c["query_ratio"]]
+    assert xs == sorted(xs) and xs[-1] == len(log) and len(xs) <= 2 * running_totals.CURVE_POINTS + 1
+    cum_q = np.cumsum([d.queried for d in log])
+    assert flat(c["query_ratio"]) == pytest.approx(flat([(t, cum_q[t - 1] / t) for t in xs]))
+    iw_points = [(t, e.value) for t in xs if (e := iw_at(log, t)) is not None and e.value is not None]
+    assert flat(c["iw"]) == pytest.approx(flat(iw_points))
+    gold_points = []
+    for t in xs:
+        g = [(d.gold, d.prediction) for d in log[:t] if d.gold is not None]
+        if g:
+            gold_points.append((t, accuracy(*zip(*g, strict=True))))
+    assert flat(c["gold"]) == pytest.approx(flat(gold_points))
+
+
+def test_aggregates_equal_the_recomputation_on_a_random_stream(monkeypatch):
+    monkeypatch.setattr(running_totals, "CURVE_POINTS", 3)  # the step doubles several times in 400 items
+    project = digits_project(400, look_ahead=4, params={"query": "random", "p": 0.3})
+    users = [member(project, f"ann{k}") for k in range(3)]
+    rng = np.random.default_rng(5)
+    update_project(project.pk)
+    check(project)
+    actions = {"label": 0, "wrong": 0, "skip": 0, "undo": 0, "leave": 0}
+    for _ in range(160):
+        user = users[rng.integers(len(users))]
+        action = rng.choice(["label", "label", "label", "wrong", "skip", "undo", "leave"])
+        item = lease_next(project, user)
+        if item is None:
+            break
+        if action in ("label", "wrong"):
+            value = item.gold if action == "label" else (item.gold + 1) % 10
+            submit_label(project, item.pk, user, value)
+        elif action == "skip":
+            skip_item(item, user)
+        elif action == "undo":
+            try:
+                undo_last_label(project, user)
+            except ValueError:
+                continue  # nothing of theirs to undo
+        actions[str(action)] += 1
+        update_project(project.pk)
+        check(project)
+    assert all(actions.values()), actions  # every kind of event happened
+    assert any(c[4] is not None for c in StreamStats.objects.get(project=project).checkpoints)
+    # the same aggregates once more, rebuilt from the log
+    before = project_metrics(project)
+    running_totals.rebuild(project.pk)
+    after = project_metrics(project)
+    assert after.keys() == before.keys()
+    assert all(after[key] == pytest.approx(value) for key, value in before.items())

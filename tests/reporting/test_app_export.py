@@ -1,0 +1,82 @@
+"""Export (issue 2 item 10): the exported model predicts exactly what the app predicted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from annotator.labelling.annotation.actions import lease_next, submit_label
+from annotator.labelling.engine.pipeline import update_project
+from annotator.labelling.models import Item, LearnerState
+from learners import load_model
+from tests.support.app import digits_project, member
+
+pytestmark = pytest.mark.django_db
+
+
+def test_exported_model_predicts_what_the_app_predicted(tmp_path):
+    project = digits_project(150, look_ahead=4)
+    user = member(project, "ann")
+    update_project(project.pk)
+    for _ in range(25):  # label through the app's own functions, as the queue page does
+        item = lease_next(project, user)
+        submit_label(project, item.pk, user, item.gold)
+        update_project(project.pk)
+    # decide many more items with the final model (no further labels)
+    project.look_ahead = 10_000
+    project.save()
+    update_project(project.pk)
+    version = LearnerState.objects.get(project=project).version
+    assert version == 25
+    same_version = list(Item.objects.filter(project=project, model_version=version).order_by("seq"))
+    assert len(same_version) > 50
+
+    path = tmp_path / "digits.npz"
+    call_command("export_model", str(project.pk), str(path))
+    model = load_model(path)
+    assert model.predict([bytes(it.data) for it in same_version]) == [it.prediction for it in same_version]
+    card = json.loads(path.with_suffix(".json").read_text())
+    assert card["model_version"] == 25 and card["labels_used"] == 25 and card["algorithm"] == "mpaa-i"
+    assert card["delta"] == 1.0 and card["classes"] == list(range(10))
+    assert card["featurizer"]["kind"] == "image" and card["metrics"]["labels"] == 25
+
+
+DANGEROUS = ["=HYPERLINK(\"http://evil\",\"x\")", "+1+2", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd",
+             "\uff1d1+1", "plain text", "a=b"]
+
+
+def test_the_labels_csv_neutralises_formula_injection():
+    """Every text cell a spreadsheet would run as a formula starts with an apostrophe in the CSV
+    (item text, label value, annotator name); the JSONL keeps the values exactly."""
+    import csv
+    import io
+
+    from django.test import Client
+
+    from annotator.labelling.models import Label, Membership
+    from annotator.labelling.projects.creation import create_project
+
+    project = create_project(name="injection", task="binary", item_kind="text", classes=["=1+1", "-ham"],
+                             algorithm="paa-i", params={"delta": 100.0})
+    from annotator.labelling.ingest import Record, import_records
+
+    items = import_records(project, [Record(f"item {i}", t) for i, t in enumerate(DANGEROUS)])
+    annotator = member(project, "@evil")
+    for i, item in enumerate(items):
+        Label.objects.create(item=item, project=project, annotator=annotator, value=project.classes[i % 2],
+                             seconds=1.5)
+    admin = member(project, "boss", Membership.Role.ADMIN)
+    client = Client()
+    client.force_login(admin)
+    body = b"".join(client.get(f"/projects/{project.pk}/export/labels.csv").streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(body, newline="")))
+    assert [r["content"] for r in rows] == [("'" + t if t[0] in "=+-@\t\r\uff1d" else t) for t in DANGEROUS]
+    assert {r["label"] for r in rows} == {"'=1+1", "'-ham"}
+    assert {r["annotator"] for r in rows} == {"'@evil"}
+    assert {r["seconds"] for r in rows} == {"1.5"}  # numbers stay numbers
+    cells = [v for r in rows for v in r.values()]
+    assert not [v for v in cells if v[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    body = b"".join(client.get(f"/projects/{project.pk}/export/labels.jsonl").streaming_content).decode()
+    assert [json.loads(line)["content"] for line in body.splitlines()] == DANGEROUS
