@@ -6,7 +6,7 @@
 Creates the OCR digits demo project on a throw-away database, starts ONE worker process
 (``celery -A annotator worker --pool=solo``), then 200 times: lease the next queued item,
 save its gold label exactly as the queue page does (``submit_label``, then
-``enqueue.labels_changed`` sends ``apply_labels`` once it committed) and measure the time
+``send.labels_changed`` sends ``apply_labels`` once it committed) and measure the time
 from the call until the project's learner-state version has increased (polled every 2 ms). The version bump
 includes applying the label and deciding new items up to the look-ahead. Reports median,
 p95 and max in milliseconds. Default: SQLite + filesystem broker (``make run``); with

@@ -15,7 +15,7 @@ permutations is started. Three set-ups, each with fresh worker processes (``--po
   before the heavy queue, when every worker could be inside a planner run).
 
 In each, labels are given as the queue page does (``submit_label`` then
-``enqueue.labels_changed``) while the run is replaying; the time from the call until the
+``send.labels_changed``) while the run is replaying; the time from the call until the
 learner-state version increased is measured (polled every 2 ms; at most ``--timeout`` s per
 label; the set-up stops after 3 such time-outs). The run is cancelled at the end. Writes
 ``benchmarks/PLANNER_ISOLATION.md``.

@@ -1,7 +1,7 @@
 """Data model (docs/architecture.md): projects, members, items with their decision log, labels,
 the learner state and import jobs.
 
-Nothing here is pickled: vectors are raw little-endian arrays (:mod:`.vectors`), learner
+Nothing here is pickled: vectors are raw little-endian arrays (:mod:`.stored_vectors`), learner
 states are ``learners.to_bytes`` (``np.savez`` without pickle), the RNG state is JSON.
 """
 
@@ -237,7 +237,7 @@ class Item(models.Model):
     Raw content: ``text`` (text and URL items), ``data`` + ``filename`` (image file bytes,
     kept in the database so that every worker host sees them and imports stay atomic) or
     ``vector_pairs`` (vectors: ``[[index, value], ...]``, 0-based).
-    ``vector``: the featurized row, see :mod:`.vectors`.
+    ``vector``: the featurized row, see :mod:`.stored_vectors`.
     Decision log (None until decided): ``prediction`` (a class value), ``score``,
     ``query_prob`` (q in [0, 1]), ``queried`` (the Bernoulli outcome), ``model_version``
     (learner version the decision used) and ``decided_at``.
@@ -420,7 +420,7 @@ class LearnerState(models.Model):
     ``blob``: ``learners.to_bytes(learner)``, written only when the model changed (labels,
     parameters, a rebuild; every save for a learner that is not ``static_between_labels``);
     ``n_seen``: the learner's round counter, written with every save (decisions advance it
-    between blobs); None: the blob's own (:mod:`.state_store`; issue 18: rewriting a 2 MB
+    between blobs); None: the blob's own (:mod:`.learner_state`; issue 18: rewriting a 2 MB
     blob per chunk of decisions was half the decision engine's time).
     ``rng_state``: the numpy bit generator state (big integers stored as strings), advanced
     by every decision. Kept here rather than on
@@ -587,7 +587,7 @@ class PlannerRun(BackgroundJob, models.Model):
 
 
 class StreamStats(models.Model):
-    """Running aggregates of a project's decision log (issue 18, :mod:`.stats`): what the metrics,
+    """Running aggregates of a project's decision log (issue 18, :mod:`.running_totals`): what the metrics,
     the dashboard and the model card read instead of the log, so their cost does not grow with
     the stream. Written only under the learner-state lock (pipeline, undo).
 
@@ -630,10 +630,10 @@ class StreamStats(models.Model):
 
 
 class CostView(models.Model):
-    """A project's cost-per-accuracy view (:mod:`.baseline`, docs/cost.md), computed by a worker
+    """A project's cost-per-accuracy view (:mod:`.cost_view`, docs/cost.md), computed by a worker
     (``tasks.compute_cost_view``) and stored here, so no request replays the baseline (issue 18).
 
-    ``fingerprint``: of the inputs it was computed from (:func:`.baseline.inputs_fingerprint`:
+    ``fingerprint``: of the inputs it was computed from (:func:`.cost_view.inputs_fingerprint`:
     the project's algorithm, parameters, classes and the number of gold rows); ``view``: the
     result (None: too few usable rows). ``requested`` / ``requested_at``: the fingerprint a
     worker was last asked to compute, and when (a lost message is asked again after a while).

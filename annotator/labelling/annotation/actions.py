@@ -23,7 +23,7 @@ retracted exactly as an undo retracts it (one definition, :func:`_retract`) and 
 its place.
 
 Nothing here sends Celery tasks: the functions return what changed and the caller (a view)
-asks :mod:`.enqueue` for the follow-up work (a primary label or an undo: ``apply_labels``; a
+asks :mod:`.send` for the follow-up work (a primary label or an undo: ``apply_labels``; a
 queue running low: ``advance_stream``).
 
 The functions join the caller's transaction when there is one (as a savepoint, so a refused
@@ -72,7 +72,7 @@ def lease_next(project: Project, user: Any) -> Item | None:
     at the first match, so the cost does not grow with the queue (issue 18: one query ordered by
     "mine first, then seq" sorted every waiting item before its limit, 0.5 s for a 50k queue).
     The chosen row is then set with a compare-and-set ``UPDATE``. The caller tops the queue up
-    when it runs low (:func:`.enqueue.top_up_if_low`).
+    when it runs low (:func:`.send.top_up_if_low`).
 
     Honeypots (:mod:`.honeypots`): the user's open honeypot comes first; when a waiting item
     would be leased, a honeypot is served instead with the project's ``honeypot_rate``.
@@ -127,7 +127,7 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
     value is not a class or the item was never queried, :class:`LeasedToOtherError` when
     another annotator holds a live lease on it and :class:`DuplicateLabelError` when ``user``
     already labelled it; nothing is stored then. A ``primary`` label, and the last opinion an
-    overlapped item waited for, need ``apply_labels`` (the caller's :func:`.enqueue.labels_changed`
+    overlapped item waited for, need ``apply_labels`` (the caller's :func:`.send.labels_changed`
     when :func:`needs_pipeline`). The answer to ``user``'s open honeypot on the
     item is a non-primary label linked to the honeypot (``seconds`` since it was served).
     """
@@ -231,7 +231,7 @@ def _retract(project: Project, label: Label, item: Item) -> None:
     recorded). If it was the item's primary label: when the learner had already learnt from it,
     ``LearnerState.needs_rebuild`` asks the pipeline to rebuild the learner from the remaining
     labels in their applied order (the learner is corrected exactly, as if the label had never
-    been given: a new model version), and the aggregates (:func:`.stats.record_undo`) lose it.
+    been given: a new model version), and the aggregates (:func:`.running_totals.record_undo`) lose it.
     An opinion on an overlapped item also withdraws the item's consensus
     (:func:`.consensus.withdraw`: its primary label leaves the learner the same way) until the
     opinions are all in again. An extra opinion (not primary) never reached the learner.
@@ -255,7 +255,7 @@ def undo_last_label(project: Project, user: Any) -> Item:
 
     What the retraction does to the label, the learner and the aggregates: :func:`_retract`.
     ValueError when there is nothing to undo. The undo needs ``apply_labels`` (the caller's
-    :func:`.enqueue.labels_changed`). The answer to a honeypot is undone the same way for the
+    :func:`.send.labels_changed`). The answer to a honeypot is undone the same way for the
     user; the honeypot is theirs again (the item, never queued, keeps its status and the learner
     never had the label).
     """
@@ -300,7 +300,7 @@ def change_label(project: Project, user: Any, label_id: int, value: Any) -> Labe
     Raises ``Label.DoesNotExist`` for a label that is not ``user``'s in ``project`` or is undone,
     ValueError when ``value`` is not a class or a reviewer decided the item. A primary change,
     and a change on an overlapped item, need ``apply_labels`` (the caller's
-    :func:`.enqueue.labels_changed` when :func:`needs_pipeline`).
+    :func:`.send.labels_changed` when :func:`needs_pipeline`).
     """
     with transaction.atomic():
         _lock_state(project)

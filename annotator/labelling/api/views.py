@@ -24,16 +24,16 @@ project), or a logged-in member's session (handy for the dashboard).
   per pair of annotators and Krippendorff's alpha, each with its number of items).
   Both are for the project's token and its admins' sessions (403 for an annotator's).
 * ``GET /api/projects/<id>/quality`` -> ``{"annotators": ``:func:`.quality.annotator_quality`
-  ``, "audit": ``:func:`.audit.audit_estimate```}`` (token and admins' sessions only: it tells
+  ``, "audit": ``:func:`.audit_sampling.audit_estimate```}`` (token and admins' sessions only: it tells
   which answers were checked against gold).
 * ``GET /api/projects/<id>/reviews?after=<review id>`` -> ``{"reviews": [...], "next"}``: the
   review queue's items and their final decisions (:func:`.reviews.review_rows`), a page at a time;
   for the token and the sessions of its reviewers and admins (403 for an annotator's).
 
 The OpenAPI 3.1 description is ``GET /api/openapi.json``, generated from the declarations in
-:mod:`.api_schema` (whose schemas also validate the ``POST`` bodies).
+:mod:`.schema` (whose schemas also validate the ``POST`` bodies).
 
-Every error is JSON ``{"error": ...}`` (:mod:`.api_errors`). A wrong token gets the same 403
+Every error is JSON ``{"error": ...}`` (:mod:`.errors`). A wrong token gets the same 403
 whether the project exists or not (project ids cannot be probed).
 """
 
@@ -107,7 +107,7 @@ def _authorized_project(request: HttpRequest, pk: int) -> tuple[Project, Any]:
 
 
 def _record(project: Project, entry: dict[str, Any], where: str) -> Record:
-    """The record of one item that passed :func:`.api_schema.validate_items_body`."""
+    """The record of one item that passed :func:`.schema.validate_items_body`."""
     if project.item_kind in (Project.Kind.TEXT, Project.Kind.URL):
         return row_record(project, entry, where)
     key = CONTENT_KEY[project.item_kind]

@@ -13,7 +13,7 @@ decisions, holding the project's learner-state row lock (``select_for_update``):
 2. apply every unapplied primary label in label order (``learn``), each one making a new
    model version (``version + 1``) recorded on the label as ``applied_version``;
 3. run the stream engine (:func:`.stream.advance`) with the fresh model;
-4. save learner, RNG, counters and the log's aggregates (:mod:`.stats`).
+4. save learner, RNG, counters and the log's aggregates (:mod:`.running_totals`).
 
 Idempotent: a label with an ``applied_version`` is never applied again, and the lock makes
 concurrent runs (two workers, a task delivered twice) take turns, the second one finding

@@ -1,6 +1,6 @@
 """Queue queries: how many items wait, who is active and how many items to keep decided ahead.
 
-Read by the decision engine (:mod:`.stream`), the lease (:mod:`.annotation`) and the pages;
+Read by the decision engine (:mod:`.stream`), the lease (:mod:`.actions`) and the pages;
 the states themselves are :class:`.models.ItemQuerySet`'s.
 """
 
@@ -54,7 +54,7 @@ def awaiting_label(project: Project, less_live_leases: bool = False) -> int:
     (``LearnerState.n_queried``, written with the decisions) less the primary labels (each labels
     one queried item, which it turns ``labelled``; an undo makes it ``leased`` again and not
     primary): the applied ones counted in :class:`.models.StreamStats` (kept with
-    ``applied_version``, :mod:`.stats`) plus the ones not applied yet (a few, by their index),
+    ``applied_version``, :mod:`.running_totals`) plus the ones not applied yet (a few, by their index),
     less the overlapped items whose opinions are all in without a consensus class yet (labelled
     with no primary label: a :class:`.models.Consensus` row without a value, :mod:`.consensus`)."""
     def one(query: Any) -> Coalesce:

@@ -11,7 +11,7 @@ only under the learner-state lock, in the transactions that record what they cou
 * :func:`record_applied` (the pipeline, per applied label): label counts (also per class) and
   seconds;
 * :func:`advance_frontier` (the pipeline, after labels and decisions): the importance-weighted
-  sums over the prefix of the stream the estimate can cover, by the rule of :mod:`.decisions`
+  sums over the prefix of the stream the estimate can cover, by the rule of :mod:`.decision_log`
   (it stops at the first queried item still waiting for a label);
 * :func:`record_undo` (an undo): the counts lose the label if it was applied and, when the
   item lies inside the covered prefix, the frontier goes back to the last checkpoint before
@@ -110,7 +110,7 @@ def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> 
 
 
 def advance_frontier(stats: StreamStats, n_decided: int) -> None:
-    """Walk the frontier forward, at most to ``n_decided``, while the rule of :mod:`.decisions`
+    """Walk the frontier forward, at most to ``n_decided``, while the rule of :mod:`.decision_log`
     lets the estimate cover the next item (it stops at a queried item awaiting its label)."""
     size = WALK[0]
     primary = Label.objects.filter(item=OuterRef("pk"), primary=True).values("value")[:1]

@@ -6,9 +6,9 @@ For each pending item (``seq`` order) the project's learner gives
 model version it used. Queried items join the queue, each with its overlap draw (how many
 distinct annotators it needs, :mod:`.overlap`); the others are "auto" (done) and are
 passed to ``learner.observe(x)`` right away, in order. The engine stops once
-``look_ahead`` items nobody labelled yet wait in the queue (:func:`.queue.fresh_count`), so
+``look_ahead`` items nobody labelled yet wait in the queue (:func:`.queue_counts.fresh_count`), so
 later decisions use a model with more labels.
-The queue queries it reads (waiting count, look-ahead) are :mod:`.queue`'s.
+The queue queries it reads (waiting count, look-ahead) are :mod:`.queue_counts`'s.
 
 Called only from the label pipeline (:func:`.pipeline.update_project`) in a worker, with the
 state row locked.
@@ -47,7 +47,7 @@ def batch_size(state: LearnerState, places: int) -> int:
 
 def room(project: Project) -> int:
     """Items the engine may queue before the look-ahead is full: ``look_ahead`` less the fresh
-    waiting items (:func:`.queue.fresh_count`); zero or less when full."""
+    waiting items (:func:`.queue_counts.fresh_count`); zero or less when full."""
     return look_ahead(project) - fresh_count(project)
 
 
@@ -57,9 +57,9 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
     (at the start of a chunk, less what it queued since: counting the queue again per step read
     every queued row when the planner's statistics were stale, issue 18); None = count it now.
     The decisions of a batch are written by one
-    set-wise statement per chunk (:func:`.rows.update_rows`) and counted in ``stats``
-    (:func:`.stats.record_decisions`; the caller saves it). Items decided alone may be sampled
-    for the audit (:mod:`.audit`, outside the learner's random generator).
+    set-wise statement per chunk (:func:`.bulk_writes.update_rows`) and counted in ``stats``
+    (:func:`.running_totals.record_decisions`; the caller saves it). Items decided alone may be sampled
+    for the audit (:mod:`.audit_sampling`, outside the learner's random generator).
 
     Does nothing while the project is paused. The caller saves ``lk`` afterwards.
     """

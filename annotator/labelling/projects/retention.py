@@ -4,7 +4,7 @@ A project with ``retention_days`` = N drops the raw content (text, image bytes, 
 and the featurized vector of its items decided more than N days ago that were not queried
 ("auto": no person saw them, no label will ever need them). Their decision log (prediction,
 score, q, the Bernoulli outcome, model version, time, gold) stays, so the metrics, the curves
-and the aggregates (:mod:`.stats`) are unchanged. Queried items keep everything (a rebuild
+and the aggregates (:mod:`.running_totals`) are unchanged. Queried items keep everything (a rebuild
 replays the labels on their vectors; the label export shows their content).
 
 Items are decided in ``seq`` order, so the decision times grow with ``seq``: the sweep walks

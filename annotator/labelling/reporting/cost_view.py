@@ -113,7 +113,7 @@ def ask_worker(project_id: int, fingerprint: str) -> bool:
 
 def refresh(project_id: int) -> bool:
     """Compute and store the project's view if the stored one is stale (the worker's side);
-    True when it was computed. Reads the gold count from the running aggregates (:mod:`.stats`)."""
+    True when it was computed. Reads the gold count from the running aggregates (:mod:`.running_totals`)."""
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return False

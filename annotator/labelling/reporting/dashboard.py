@@ -1,18 +1,18 @@
 """What the live dashboard shows: numbers, worker health, class distributions, the cost per
-accuracy (:mod:`.baseline`) and curves (inline SVG), per project.
+accuracy (:mod:`.cost_view`) and curves (inline SVG), per project.
 
 :func:`dashboard_data` adds to :func:`.metrics.project_metrics` the per-annotator figures, the
 agreement between annotators (:func:`.agreement.project_agreement`) and the annotators' quality
 (:func:`.quality.annotator_quality`), both shown to admins only (these three over the project's
 newest ``DASHBOARD_LABEL_WINDOW`` labels, :func:`.agreement.recent_labels`: a poll reads as many
 label rows at any length of the stream, issue 18), the audit of the model's own
-labels (:func:`.audit.audit_estimate`), the label cost, the worker health and the curves. It is
+labels (:func:`.audit_sampling.audit_estimate`), the label cost, the worker health and the curves. It is
 polled every 2 s, so it is cached per process and recomputed only when the project changed:
 the key is the learner state's revision (bumped by every pipeline save: labels applied, items
 decided) plus the newest label id (labels stored but not applied yet), the newest review and
 review decision, and the newest heartbeat, and when a worker last stored the cost view (which
 no request computes: ``cost_pending`` is the fingerprint a worker should compute it for, which
-the view layer asks for, :func:`.baseline.ask_worker`).
+the view layer asks for, :func:`.cost_view.ask_worker`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ STALE_SECONDS = 30
 
 
 def health(project: Project) -> dict[str, Any]:
-    """Worker health: per queue up / busy / absent (:func:`.workers.queue_health`; ``labels`` is
+    """Worker health: per queue up / busy / absent (:func:`.worker_health.queue_health`; ``labels`` is
     the label queue's), labels waiting to be applied and the age of the oldest."""
     now = timezone.now()
     waiting = Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
@@ -69,7 +69,7 @@ def annotators(labels: QuerySet[Label]) -> list[dict[str, Any]]:
 
 
 def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
-    """The curve points from the stored checkpoints (:mod:`.stats`) plus the current totals
+    """The curve points from the stored checkpoints (:mod:`.running_totals`) plus the current totals
     (x = items seen or labels spent); at most ``2 x CURVE_POINTS + 1`` points whatever the stream."""
     agg, state = aggregates(project)
     points = [tuple(c) for c in agg.checkpoints]
@@ -108,7 +108,7 @@ def labels_per_hour(project: Project, hours: int = 24) -> list[tuple[float, floa
 
 def class_distribution(project: Project) -> dict[str, Any]:
     """Per class of the project, in class order: applied primary labels and items decided without
-    a query (by predicted class), counts and shares, from the running aggregates (:mod:`.stats`):
+    a query (by predicted class), counts and shares, from the running aggregates (:mod:`.running_totals`):
     ``{"rows": [{"cls", "labels", "labels_share", "auto", "auto_share"}], "labels", "auto"}``."""
     agg, _ = aggregates(project)
     labels, auto = sum(agg.label_classes.values()), sum(agg.auto_classes.values())
@@ -123,7 +123,7 @@ def class_distribution(project: Project) -> dict[str, Any]:
 def charts(project: Project, cost: dict[str, Any] | None = None, computing: bool = False) -> dict[str, str]:
     """The five SVG charts (inline SVG text), drawn on the server; the 95% interval of the
     importance-weighted estimate is a band, accuracies and ratios stay within [0, 1]. ``cost``:
-    the cost-per-accuracy view (:func:`.baseline.stored_view`), None when there is none;
+    the cost-per-accuracy view (:func:`.cost_view.stored_view`), None when there is none;
     ``computing``: a worker is computing it (said on an empty chart)."""
     c = curves(project)
     small: dict[str, Any] = {"width": 560, "height": 340, "log_x": False, "legend_below": True, "y_min": 0.0}

@@ -1,5 +1,5 @@
 """Project metrics (docs/architecture.md, "Metrics"), read from the decision log's running
-aggregates (:mod:`.stats`, issue 18) so that a request costs the same at 1k and 1M items.
+aggregates (:mod:`.running_totals`, issue 18) so that a request costs the same at 1k and 1M items.
 
 * ``items``, ``pending`` (not decided yet) and ``waiting``: items an annotator could lease
   now (:meth:`.models.ItemQuerySet.waiting`, the count the project list and the queue show).
@@ -11,7 +11,7 @@ aggregates (:mod:`.stats`, issue 18) so that a request costs the same at 1k and 
 * ``accuracy_iw``: the importance-weighted (Horvitz-Thompson) estimate of online accuracy
   from queried items only, each weighted by 1/q, with its 95% interval
   (:func:`learners.evaluation.metrics.importance_weighted_accuracy`) over the prefix of the
-  stream it can cover (the rule of :mod:`.decisions`), as of the worker's last pipeline run:
+  stream it can cover (the rule of :mod:`.decision_log`), as of the worker's last pipeline run:
   ``covers`` = the items of that prefix (it stops at the item with ``seq == covers`` when
   ``covers < seen``), ``seen`` = those less the skipped queried ones, ``n`` = its labels.
 * ``accuracy_queried``: plain accuracy of the predictions on labelled queried items (a
@@ -60,7 +60,7 @@ def project_metrics(project: Project) -> dict[str, Any]:
 
 def model_metrics(project: Project) -> dict[str, Any]:
     """The metrics of the module docstring but ``items``, ``pending`` and ``waiting``, from the
-    aggregates (:mod:`.stats`) plus the labels not applied yet: the model card's, which reads no
+    aggregates (:mod:`.running_totals`) plus the labels not applied yet: the model card's, which reads no
     item row but those of these few labels (issue 18: an export never reads the decision log)."""
     agg, state = aggregates(project)
     seen, queried = (state.n_decided, state.n_queried) if state else (0, 0)

@@ -5,7 +5,7 @@ An *opinion* is an ``(item id, annotator, label value)`` triple: every label of 
 was not undone and whose annotator still exists, primary or not, except a reviewer's
 adjudication (:mod:`.consensus`) (a second opinion is stored as a
 non-primary :class:`~.models.Label`). An annotator gives at most one such label per item
-(:func:`.annotation.submit_label` refuses a second one). The pure functions take the triples;
+(:func:`.actions.submit_label` refuses a second one). The pure functions take the triples;
 :func:`project_opinions` reads them from the database.
 
 Each figure comes with the number of items behind it: kappa of a pair over the items both

@@ -21,7 +21,7 @@ undo does: a new model version whose state equals a replay of the final labels).
 
 :func:`resolve` is the reviewer's final decision (any item; status ``adjudicated``, never
 recomputed); :func:`disagreements` lists the items waiting for one; :func:`opinions` gives an
-item's opinions. Nothing here sends tasks: the callers ask :mod:`.enqueue` for ``apply_labels``.
+item's opinions. Nothing here sends tasks: the callers ask :mod:`.send` for ``apply_labels``.
 """
 
 from __future__ import annotations
@@ -243,7 +243,7 @@ def resolve(item: Item, value: Any, by: Any) -> Consensus:
     label by ``by``) and a label the learner had is overturned by a rebuild (a new model
     version). Recorded as status ``adjudicated`` with who and when; :func:`settle` never changes
     it again. ValueError for a value that is not a class. The caller sends ``apply_labels``
-    (:func:`.enqueue.labels_changed`)."""
+    (:func:`.send.labels_changed`)."""
     project = item.project
     cls = project.parse_class(value)
     with transaction.atomic():

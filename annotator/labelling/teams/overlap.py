@@ -9,8 +9,8 @@ items the learner queries, and the draw of an item is reproducible.
 
 An overlapped item stays in the queue until ``overlap_k`` annotators gave it a standing opinion:
 each label returns it to the queue (one lease at a time, as any item), and nobody is offered an
-item they labelled or skipped (:func:`.annotation.lease_next`). The look-ahead counts only the
-waiting items nobody labelled yet (:func:`.queue.waiting_count`): an item that waits for a
+item they labelled or skipped (:func:`.actions.lease_next`). The look-ahead counts only the
+waiting items nobody labelled yet (:func:`.queue_counts.waiting_count`): an item that waits for a
 second or third opinion is work for the others, not for the annotator who gave the first, so the
 stream keeps deciding new items for them.
 """

@@ -2,17 +2,17 @@
 :class:`~.models.Review` at a time, oldest item first, and decide its class; the decision is
 final.
 
-Reviews come from two sources: audits of auto-decisions (:mod:`.audit`, opened by the stream
+Reviews come from two sources: audits of auto-decisions (:mod:`.audit_sampling`, opened by the stream
 engine) and disagreements between annotators: the disputed items of
 :func:`.consensus.disagreements`, copied into the queue whenever a reviewer asks for the next item
 (:func:`sync_disagreements`), or any item passed to :func:`request_review`. The decision on a
 disagreement is the item's final label (:func:`.consensus.resolve`: the learner is corrected when
-it overturns a label it had). Leases work as the annotators' (:mod:`.annotation`): a
+it overturns a label it had). Leases work as the annotators' (:mod:`.actions`): a
 compare-and-set ``UPDATE`` so that two reviewers never get the same review,
 ``project.lease_seconds`` long.
 
 Nothing here sends Celery tasks: after a disagreement's decision the caller (a view) asks
-:mod:`.enqueue` for the follow-up work.
+:mod:`.send` for the follow-up work.
 """
 
 from __future__ import annotations
@@ -105,10 +105,10 @@ def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
     """Record ``user``'s final decision ``value`` on review ``review_id`` (who and when).
 
     Raises ``Review.DoesNotExist`` for a review not in the project, ValueError when the value is
-    not a class or ``user`` may not review, :class:`~.annotation.LeasedToOtherError` when another
+    not a class or ``user`` may not review, :class:`~.actions.LeasedToOtherError` when another
     reviewer holds a live lease on it and :class:`AlreadyDecidedError` when it was decided.
     Nothing is stored then. A disagreement's decision is the item's final label
-    (:func:`.consensus.resolve`; the caller sends ``apply_labels``, :func:`.enqueue.labels_changed`);
+    (:func:`.consensus.resolve`; the caller sends ``apply_labels``, :func:`.send.labels_changed`);
     an audit's decision never reaches the learner.
     """
     cls = project.parse_class(value)

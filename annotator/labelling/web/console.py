@@ -5,7 +5,7 @@ registry (only algorithms that support the project's task, one field per paramet
 range and help), the stream-settings form from :data:`.forms.PROJECT_SETTINGS`. A refused form
 comes back (400) with each error at its field and the typed values kept; a saved one redirects
 with a confirmation (Django messages). Every change (algorithm, a parameter, stream state,
-showing predictions, memberships) is recorded by :mod:`.changes` and takes effect for the next
+showing predictions, memberships) is recorded by :mod:`.settings_changes` and takes effect for the next
 decision (the pipeline reads the project at every run).
 """
 

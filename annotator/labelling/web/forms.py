@@ -10,7 +10,7 @@ two never disagree. Errors are attached to their field; a bound form re-renders 
 The console's stream-settings form is generated from :data:`PROJECT_SETTINGS`: to add a project
 setting, add the model field to :class:`.models.Project` (and its migration) and one
 :class:`ProjectSetting` entry here; the form, its bounds, its saving (through
-:func:`.changes.change_settings`, so it is recorded in the history) and the confirmation follow.
+:func:`.settings_changes.change_settings`, so it is recorded in the history) and the confirmation follow.
 """
 
 from __future__ import annotations

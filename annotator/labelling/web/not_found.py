@@ -4,7 +4,7 @@ With ``DEBUG`` on (``make run``), Django answers a missing page (a project or it
 not exist, an unknown address) with its technical debug page, which has no way back into the
 app. :class:`NotFoundPageMiddleware` answers every HTML 404 outside ``/api/`` with the app's own
 ``404.html`` (layout and navigation) instead, so the page is the one production shows. The
-API's JSON errors (:mod:`.api_errors`) and plain-text 404s of htmx partials are left alone.
+API's JSON errors (:mod:`.errors`) and plain-text 404s of htmx partials are left alone.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Project list, item images, uploads and exports. Every view needs a logged-in user; project
-views check membership (403 otherwise). The queue is :mod:`.queue_views`, the console
-:mod:`.console_views`, the dashboard :mod:`.dashboard_views`.
+views check membership (403 otherwise). The queue is :mod:`.queue`, the console
+:mod:`.console`, the dashboard :mod:`.dashboard`.
 """
 
 from __future__ import annotations

@@ -63,14 +63,14 @@ def progress(project: Project, user: Any) -> dict[str, int]:
 
 
 def _lease(project: Project, user: Any) -> Item | None:
-    """:func:`.annotation.lease_next`, then a top-up of the queue if it runs low."""
+    """:func:`.actions.lease_next`, then a top-up of the queue if it runs low."""
     item = lease_next(project, user)
     send.top_up_if_low(project)
     return item
 
 
 def recent_rows(project: Project, user: Any) -> list[dict[str, Any]]:
-    """My last labels (:func:`.annotation.recent_labels`) as the list beside the item shows them:
+    """My last labels (:func:`.actions.recent_labels`) as the list beside the item shows them:
     the label, its item's number and a short text of the item (image file name, URL or text,
     vector size)."""
     rows = []
@@ -94,7 +94,7 @@ def _panel(request: AppRequest, project: Project, item: Item | None, error: str 
     ``can_undo``: whether the user has a label to undo, when the caller knows (None: look it up).
     ``saved``: the label value just stored (the panel says "saved"), None after anything else.
     ``notice``: a confirmation to show (a label changed).
-    With no item the panel says why (:func:`.queue.why_idle`).
+    With no item the panel says why (:func:`.queue_counts.why_idle`).
     """
     if can_undo is None:
         can_undo = undoable_label(project, request.user) is not None
@@ -149,7 +149,7 @@ def label(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
     """Store the posted ``value`` for the item, then answer the next item.
 
     The item must be leased to this user, waiting, or already labelled (a late submission is
-    kept as an extra opinion, see :func:`.annotation.submit_label`). Refused: an item leased to
+    kept as an extra opinion, see :func:`.actions.submit_label`). Refused: an item leased to
     someone else or a double submission (409), a value that is not a class (400). For htmx the
     label and the lease of the next item are one transaction (one commit per key press).
     """
@@ -190,7 +190,7 @@ def skip(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def undo(request: AppRequest, pk: int) -> HttpResponse:
-    """Retract my last label and show its item again (see :func:`.annotation.undo_last_label`)."""
+    """Retract my last label and show its item again (see :func:`.actions.undo_last_label`)."""
     project = project_for(request.user, pk)
     try:
         item = undo_last_label(project, request.user)
@@ -205,7 +205,7 @@ def undo(request: AppRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def change(request: AppRequest, pk: int, label_pk: int) -> HttpResponse:
-    """Change one of my labels to the posted ``value`` (see :func:`.annotation.change_label`:
+    """Change one of my labels to the posted ``value`` (see :func:`.actions.change_label`:
     the learner is corrected as an undo corrects it), then show the current item again.
     Refused: a label that is not mine, not in the project or undone (404), a value that is not
     a class (400)."""

@@ -79,7 +79,7 @@ def items_arriving(project_id: int | None) -> Callable[[], None]:
 
 
 def top_up_if_low(project: Project) -> None:
-    """Ask a worker to decide more items when the queue runs low (:func:`.queue.runs_low`)."""
+    """Ask a worker to decide more items when the queue runs low (:func:`.queue_counts.runs_low`)."""
     if queue_counts.runs_low(project):
         items_changed(project.pk)
 
