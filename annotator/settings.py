@@ -195,7 +195,7 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-list"
 LOGOUT_REDIRECT_URL = "login"
 
-# Uploads are streamed (issue 18): the request spools a file above 5 MB to a temporary file,
+# Uploads are streamed: the request spools a file above 5 MB to a temporary file,
 # the view copies it into the database in parts, a worker parses, featurizes and stores it a
 # chunk at a time; no step holds the file whole, so the limit can be gigabytes (it bounds the
 # disk and database space an upload takes, about twice its size while it is imported).
@@ -223,7 +223,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "polling_interval": 0.1,
     }
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotator")
-# Heavy work apart from labelling (issue 15): imports and delta-planner runs go to their own
+# Heavy work apart from labelling: imports and delta-planner runs go to their own
 # queue, so a long one never holds the workers that apply labels and decide items. A worker
 # started without -Q consumes both queues (`make run`); in production run
 # `celery -A annotator worker -Q <default>` and `celery -A annotator worker -Q <default>-heavy`
@@ -243,7 +243,7 @@ CELERY_TASK_ACKS_LATE = True  # a task is acknowledged after it ran ...
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... so a killed worker's task is delivered again
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Bounded broker waits (issue 15): a label is committed before its task is sent, so a broker
+# Bounded broker waits: a label is committed before its task is sent, so a broker
 # that is down or hung (accepting connections, never answering) must not hold the request. Each
 # connect and each broker command gives up after BROKER_TIMEOUT_SECONDS and a publish is not
 # retried: the label stays stored and unapplied, and the periodic sweep applies it later.
@@ -274,14 +274,14 @@ CELERY_BEAT_SCHEDULE = {
        for queue in (CELERY_TASK_DEFAULT_QUEUE, CELERY_HEAVY_QUEUE)},
 }
 #: The delta planner refuses a run whose cost (items x candidates x permutations, the number of
-#: item steps it replays) is above this (issue 15: a text project took 25 min and 10 GB).
+#: item steps it replays) is above this (a text project took 25 min and 10 GB).
 PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
 #: The dashboard's random-querying baseline (labelling/reporting/cost_view.py, docs/cost.md) replays at most
 #: this many items with a gold class, 3 times, cached until they grow by a tenth.
 BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
 #: The dashboard's per-annotator figures, agreement and quality read the project's newest labels,
 #: this many (labelling/teams/agreement.py ``recent_labels``), so a poll costs the same however many
-#: labels the stream has had (issue 18).
+#: labels the stream has had.
 DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 5000)))
 
 

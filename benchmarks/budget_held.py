@@ -7,7 +7,7 @@ Streams (the shared datasets folder, read in file order, first ``--items`` of ea
 (binary, ham / spam), AG News (4 classes), MNIST test digits as PNG bytes (10 classes), URLs
 (binary, benign / malicious). Each learner of the stream's task runs once per R in budget mode
 (``docs/budget.md``, one seeded stream order); the report gives the achieved ratio and its
-ratio to R (the issue's goal: within 25%, i.e. 0.75..1.25). Writes ``benchmarks/BUDGET.md``.
+ratio to R (the goal: within 25%, i.e. 0.75..1.25). Writes ``benchmarks/BUDGET.md``.
 """
 
 from __future__ import annotations

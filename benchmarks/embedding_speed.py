@@ -4,7 +4,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/embedding_speed.py [--texts 2000] [--repeats 3]
 
-Issue 14 item 3 asks for at least 200 short texts/s on 2 cores. The texts are the first
+The goal is at least 200 short texts/s on 2 cores. The texts are the first
 ``--texts`` SMS messages (short: 26 WordPiece tokens on average) and AG News items (about 55),
 featurized by the app's featurizer (``make_featurizer({"kind": "text", "name": "minilm"})``,
 ``transform`` on the whole list, as an upload is). The process is pinned to 1 core, then to 2

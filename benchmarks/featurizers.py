@@ -19,8 +19,8 @@ featurizer of its kind (``learners.features.featurizer_names``):
   :func:`learners.evaluation.engine.run_seeds`) of the best of the cheap first-order learners
   of the task (``CANDIDATES``) with every label, and with the replay's 10% budget
   (``--budget 0.1``: ``learners.budget.BudgetController``), with the achieved query ratio.
-  KMC and the OASIS family are left out: their per-item cost on these widths is issue 14
-  item 5's matter (benchmarks/LABEL_EFFICIENCY.md measures every learner).
+  KMC and the OASIS family are left out: their per-item cost on these widths is measured
+  elsewhere (benchmarks/LABEL_EFFICIENCY.md measures every learner).
 
 The (stream, featurizer) cells run in ``--jobs`` worker processes (default 2). With
 ``--jobs 1`` each featurizer has the machine's cores to itself, as in the app's ingest (the

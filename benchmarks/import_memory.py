@@ -1,4 +1,4 @@
-"""Peak memory of ``manage.py import_items`` against the file's size (issue 18): writes
+"""Peak memory of ``manage.py import_items`` against the file's size: writes
 benchmarks/IMPORT_MEMORY.md.
 
     .venv/bin/python benchmarks/import_memory.py --sizes 20000 80000 320000 \\
@@ -76,7 +76,7 @@ def main() -> None:
             assert f"imported {n} items" in said, said
             rows.append((n, raw / 2**20, path.stat().st_size / 2**20, peak, n / seconds, load))
             print(f"{n} items: peak {peak:.0f} MB, {n / seconds:,.0f} items/s, load {load:.1f}", flush=True)
-    lines = ["# `import_items` peak memory against the file's size (issue 18)", "",
+    lines = ["# `import_items` peak memory against the file's size", "",
              f"`.venv/bin/python benchmarks/import_memory.py --sizes {' '.join(map(str, args.sizes))}"
              f"{' --postgres ...' if args.postgres else ''}` on "
              f"{'PostgreSQL' if url.startswith('postgres') else 'SQLite'}, this 2-core machine shared with "

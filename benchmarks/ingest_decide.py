@@ -1,4 +1,4 @@
-"""API ingest and decide rates of one project on PostgreSQL (issue 18): writes INGEST_DECIDE.md.
+"""API ingest and decide rates of one project on PostgreSQL: writes INGEST_DECIDE.md.
 
     .venv/bin/python benchmarks/ingest_decide.py --n 100000 \\
         --postgres postgres://postgres@127.0.0.1:5432/postgres [--profile ingest|decide] [--fillfactor N]
@@ -130,7 +130,7 @@ def main() -> None:
                 f"{r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['db_s']:.1f} | {hot} | {r['load']:.1f} |")
 
     Path(args.out).write_text("\n".join([
-        "# API ingest and decide rates, one project (issue 18)", "",
+        "# API ingest and decide rates, one project", "",
         f"`.venv/bin/python benchmarks/ingest_decide.py --n {n} --postgres <url>` on PostgreSQL, "
         "this 2-core machine shared with other work (load average below). Project: binary text, "
         "paa-i, 5% label budget, original hashed-words featurizer, SMS texts cycled, 300 gold "

@@ -18,7 +18,7 @@ Medians of ``--repeats``.
 ``--stream N`` also replays the first N MNIST test digits (PNG bytes through the app's default
 image featurizer) with the default KMC at 5% and 10% budgets (budget mode, ``docs/budget.md``)
 and without a budget, and writes the wall and CPU time, the achieved query ratio and the online
-accuracy to ``benchmarks/KMC_SPEED.md`` (issue 14: a 10,000-item stream in under a minute). The
+accuracy to ``benchmarks/KMC_SPEED.md`` (a 10,000-item stream in under a minute). The
 machine is shared: the report records the load average before and after each run.
 """
 

@@ -1,4 +1,4 @@
-"""Labels that pay off on raw streams: write ``benchmarks/LABEL_EFFICIENCY.md`` (issue 14 item 6).
+"""Labels that pay off on raw streams: write ``benchmarks/LABEL_EFFICIENCY.md``.
 
 ::
 
@@ -99,9 +99,9 @@ BUDGETS = (0.02, 0.05, 0.10, 0.20)
 #: river's learning rates tried (a half-decade grid: with only 0.1 / 1 / 10 the best rate on AG News
 #: was the grid's edge, 0.1)
 RIVER_LR = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
-#: issue 14's goals: online accuracy of the best learner and featurizer at a 10% budget
+#: the goals: online accuracy of the best learner and featurizer at a 10% budget
 GOALS = {"sms": 0.980, "urls": 0.950, "mnist": 0.900, "ag_news": 0.850}
-#: a budget counts as held when the achieved ratio is at most HELD x the budget (issue 14 item 2)
+#: a budget counts as held when the achieved ratio is at most HELD x the budget
 HELD = 1.25
 PROBE_ITEMS = 50
 #: of CPU time (a loaded machine slows the probes' wall clock, not their CPU); a cell that needs more
@@ -608,7 +608,7 @@ def _summary(rows: list[dict[str, float]]) -> dict[str, float]:
 
 def allowed_ratio(r: float, items: int) -> float:
     """The largest query ratio that holds budget ``r`` on a stream of ``items`` items: the
-    issue's tolerance ``HELD * r``, or on a stream (or prefix) too short for the budget plan to
+    tolerance ``HELD * r``, or on a stream (or prefix) too short for the budget plan to
     have repaid its advance the plan's own allowance ``(plan(items) + burst) / items``: the
     advance spends up to ``r`` x 1,000 labels early (docs/budget.md), so 200 items at 10% may
     use 123. On the report's whole streams (5,574 items and more) it is ``HELD * r``."""
@@ -745,7 +745,7 @@ def _best(cells: list[Cell], r: float) -> tuple[Cell, dict[str, float]] | None:
 
 
 def _summary_tables(goal_rows: list, peer_rows: list) -> list[str]:
-    out = ["## Summary", "", "Best learner and featurizer at a 10% budget (issue 14's goals), and the same "
+    out = ["## Summary", "", "Best learner and featurizer at a 10% budget (the goals), and the same "
            "learner at 20% and with every label. 'Best' is taken among the settings that held the "
            f"budget (achieved ratio at most {HELD:g} x the budget) when any did:", "",
            "| stream | learner | featurizer | accuracy at 10% | goal | at 20% | all labels |",
@@ -755,7 +755,7 @@ def _summary_tables(goal_rows: list, peer_rows: list) -> list[str]:
         mark = "" if goal is None else (f"{goal:.3f} {'met' if s['acc'] >= goal else 'NOT met'}")
         out.append(f"| {stream} | {c.algo} | {c.featurizer} | {_fmt(s, 0.10)} | {mark} | {_fmt(s20, 0.20)} | "
                    f"{_fmt(full)} |")
-    out += ["", "Best learner against river on the same vectors (issue 14 item 4), the default featurizer "
+    out += ["", "Best learner against river on the same vectors, the default featurizer "
             "of each stream in bold. The difference is paired: best learner minus river on the same "
             "permutation (same order of items, same decision uniforms), mean ± std over the "
             "permutations, with how many of them the learner won or tied. 'ahead': the mean difference "

@@ -294,7 +294,7 @@ def report(results: list[dict], command: str) -> str:
         command,
         "```",
         "",
-        f"Goals (issue 7): label + next item p95 <= {GOAL_ROUND_TRIP_P95_MS} ms, label -> new model version "
+        f"Goals: label + next item p95 <= {GOAL_ROUND_TRIP_P95_MS} ms, label -> new model version "
         f"p95 <= {GOAL_APPLY_P95_MS} ms, 0 errors. Measured over the steady state (after every annotator "
         "labelled once); \"think\" is the time an annotator looks at an item before answering: 1,000 ms "
         "is the working pace (a fast person pressing one key per digit), 500 ms twice that, 0 ms a stress "

@@ -1,4 +1,4 @@
-"""Label -> new model version latency while a delta-planner run replays (issue 15).
+"""Label -> new model version latency while a delta-planner run replays.
 
     python benchmarks/planner_isolation.py [--labels 60] [--planner-items 2000] [--runs 20]
         [--postgres postgres://postgres@127.0.0.1:5432/postgres --redis redis://127.0.0.1:6379/0]

@@ -1,4 +1,5 @@
-"""The four raw streams of issue 14 (plus the 4-class URL task) written as the app's upload files.
+"""The four raw streams (SMS, URLs, MNIST, AG News; plus the 4-class URL task) written as the
+app's upload files.
 
 Each stream is written once into a cache folder, in the format a user would upload (so the
 benchmark reads it through the app's own parser, :mod:`learners.uploads`, as

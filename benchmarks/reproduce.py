@@ -14,7 +14,7 @@ For each paper, the protocol of its experiments (see the specs) through the repl
   delta sweep on a8a (online accuracy against query ratio).
 * D-ADA (dada.md sec. 7): D-ADA / D-AMD with a_t = feature, one (-I) and zero (M-) on
   BaseHock at ~10% and ~20% (online F1).
-* OASIS and KMC: the evidence experiments of issue 4 (the paper's sliced/diced cubes and a digit
+* OASIS and KMC: the evidence experiments (the paper's sliced/diced cubes and a digit
   pair for OASIS; digits with 150 labels for KMC), with the trial code their tests share
   (``learners.evaluation.evidence``).
 
@@ -196,7 +196,7 @@ def sweep_plot(report: Report, title: str, files: list[str], algos: list, sweep:
 
 
 def nonlinear_section(report: Report, quick: bool) -> None:
-    """OASIS (oasis.md sec. 6) and KMC (kmc.md sec. 5, on a stream) as in issue 4's evidence tests.
+    """OASIS (oasis.md sec. 6) and KMC (kmc.md sec. 5, on a stream) as in their evidence tests.
 
     They use data made in the tests (the paper's cube generators, scikit-learn's digits): the
     paper's OASIS sets and KMC's six data sets are not among the data sets.

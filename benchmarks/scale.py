@@ -1,11 +1,11 @@
-"""Costs as a project's stream grows (issue 18): writes benchmarks/SCALE.md.
+"""Costs as a project's stream grows: writes benchmarks/SCALE.md.
 
     .venv/bin/python benchmarks/scale.py --sizes 10000 100000 1000000 \\
         --postgres postgres://postgres@127.0.0.1:5432/postgres --redis redis://127.0.0.1:6379/0
 
 Per size N, on a throw-away PostgreSQL database with one real Celery worker (Redis broker), a
 binary text project (paa-i, a 5% label budget, 300 gold labels on a 2,000-item warm-up first,
-the original hashed-words text featurizer as in the issue's "before" figures, SMS texts cycled;
+the original hashed-words text featurizer as in the "before" figures, SMS texts cycled;
 synthetic 8-word texts without the dataset):
 
 * JSON API ingest: N items POSTed through the API view (Django test client, batches of
@@ -23,7 +23,7 @@ synthetic 8-word texts without the dataset):
   p95 ms, and how many of the 50 labels came while backlog items were still pending.
 
 PostgreSQL's autovacuum is left as the server has it (off on the benchmark machine) and no
-VACUUM is run. The "before" figures are the issue's, measured before this work.
+VACUUM is run. The "before" figures were measured before the scale work (docs/history.md).
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ from appsetup import ROOT, setup
 
 SMS = ROOT.parent / "shared" / "datasets" / "raw_text" / "SMSSpamCollection.gz"
 OUT = ROOT / "benchmarks" / "SCALE.md"
-#: most items posted as the backlog decided while labels arrive (issue 18: a 1M-item backlog)
+#: most items posted as the backlog decided while labels arrive (a 1M-item backlog)
 BACKLOG = 1_000_000
 #: items labelled from their gold class first (an untrained learner queries everything)
 WARM_UP = 2000
-#: the issue's measurements before this work, per size (10k, 100k, 1M)
+#: the measurements before the scale work, per size (10k, 100k, 1M)
 BEFORE = {
     "ingest_per_s": ("2,290", "2,437", "2,525"),
     "decide_per_s": ("622-1,253", "585", "674"),
@@ -275,14 +275,15 @@ def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, sou
         return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k"
 
     before_cols = {10_000: 0, 100_000: 1, 1_000_000: 2}
-    lines = ["# Costs as the stream grows (issue 18)", "",
+    lines = ["# Costs as the stream grows", "",
              f"`.venv/bin/python benchmarks/scale.py --sizes {' '.join(map(str, sizes))} "
              "--postgres ... --redis ...`",
              f"on this 2-core machine shared with other work; PostgreSQL "
              f"({url.split('@')[-1].split('/')[0]}, "
              "autovacuum as configured, no manual VACUUM) + Redis, one Celery worker (solo pool); "
              f"texts: {source}, hashed words (the MiniLM default featurizes far slower and then bounds "
-             "ingest); binary paa-i with a 5% label budget. Before = the issue's figures.", "",
+             "ingest); binary paa-i with a 5% label budget. Before = measured before "
+             "the scale work.", "",
              "| measure | " + " | ".join(f"{size(n)} before | {size(n)} now" for n in sizes) + " |",
              "|---|" + "---|---|" * len(sizes)]
     for key, label in LABELS.items():

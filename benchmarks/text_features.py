@@ -1,4 +1,4 @@
-"""Which text features let the learners work: write ``benchmarks/TEXT_FEATURES.md`` (issue 14 item 3).
+"""Which text features let the learners work: write ``benchmarks/TEXT_FEATURES.md``.
 
 ::
 

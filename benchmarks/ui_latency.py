@@ -1,4 +1,4 @@
-"""Key press -> next item painted, measured in Chromium on the demo project (issue 6 target:
+"""Key press -> next item painted, measured in Chromium on the demo project (target:
 median under 100 ms locally).
 
     .venv/bin/python benchmarks/ui_latency.py [--labels 100] [--think-ms 300]

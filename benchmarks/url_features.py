@@ -19,7 +19,7 @@ query ratio. Featurizing speed: items per CPU second of this process on one core
 
 For the new-project variant, river's ``EntropySampler`` + logistic regression is replayed on
 the same vectors exactly as benchmarks/label_efficiency.py does it (its ``river_once``, learning
-rate tuned on permutation 0 at 10%), the peer issue 14 item 4 asks the learners to match.
+rate tuned on permutation 0 at 10%), the peer the learners are asked to match.
 """
 
 from __future__ import annotations

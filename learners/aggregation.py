@@ -1,4 +1,4 @@
-"""Aggregating several annotators' labels per item (issue 19, docs/teams.md): majority vote and
+"""Aggregating several annotators' labels per item (docs/teams.md): majority vote and
 Dawid-Skene EM. Pure numpy, no Django.
 
 Opinions are integer triples ``(item, annotator, class)`` with ``0 <= item < n_items``,

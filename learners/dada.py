@@ -5,7 +5,7 @@
 * :class:`MDADA`: multiclass Algorithm 2 (section 5): one weight row and one diagonal
   matrix per class.
 
-Parameter names (issue 3, "one meaning of delta everywhere"): ``delta`` is the spec's query
+Parameter names ("one meaning of delta everywhere"): ``delta`` is the spec's query
 scale ``b`` (larger, more queries); ``smoothing`` is the spec's ``delta`` added to the
 diagonal ``H = smoothing*I + diag(s)``; ``eta`` is the step size; ``a_t`` picks the weight of
 the feature-based term: ``"feature"`` = 1/max(1, ||x||^2) (D-ADA / D-AMD), ``"one"`` = 1

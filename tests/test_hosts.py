@@ -1,4 +1,4 @@
-"""Several hosts (issue 15): the web server, two workers and beat each in their own network
+"""Several hosts: the web server, two workers and beat each in their own network
 namespace (their own network stack, joined to this one by veth pairs on a bridge), reaching
 PostgreSQL and Redis only over their veth, while ten annotators label 1,000 items over HTTP:
 no label lost, none applied twice. Skips with the reason where namespaces cannot be made; fails

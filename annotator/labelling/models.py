@@ -256,7 +256,7 @@ class Item(models.Model):
 
     objects = ItemQuerySet.as_manager()
 
-    # issue 18: no index of its own (the (project, seq) constraint's index serves it): each index
+    # no index of its own (the (project, seq) constraint's index serves it): each index
     # costs every decision a write
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
     seq = models.BigIntegerField(help_text="arrival order within the project (0-based)")
@@ -267,7 +267,7 @@ class Item(models.Model):
     vector = models.BinaryField(null=True, help_text="None once dropped by the retention sweep")
     gold = models.JSONField(null=True, blank=True, help_text="known true class (hidden from annotators)")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    # issue 18: ``status`` while queued or leased, else NULL, computed by the database. The queue's
+    # ``status`` while queued or leased, else NULL, computed by the database. The queue's
     # partial indexes and the queries that walk them (waiting_q, live_lease_q) read this column
     # and not ``status``: deciding an item (pending -> auto, most of a stream) then changes no
     # column any index reads, and PostgreSQL rewrites the row heap-only (HOT: no index entry),
@@ -298,7 +298,7 @@ class Item(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "seq"], name="one_seq_per_project")]
-        # issue 18: no index on the churning status column but partial ones on queue_status, which
+        # no index on the churning status column but partial ones on queue_status, which
         # hold the queue only (queued and leased items), for the lease query and the waiting counts; pending
         # items are found by seq (decided in seq order, see .stream). ``item_leases``: the leased
         # items alone (a few, one per annotator), for the live leases whatever the queue's length;
@@ -368,7 +368,7 @@ class Label(models.Model):
         indexes = [models.Index(fields=["project", "applied_version"]),
                    # the look-ahead counts who labelled in the last lease period, on every pipeline run
                    models.Index(fields=["project", "created"]),
-                   # the dashboard's fingerprint: the newest undo, not a scan of the labels (issue 18)
+                   # the dashboard's fingerprint: the newest undo, not a scan of the labels
                    models.Index(fields=["project", "undone_at"])]
 
     def __str__(self) -> str:
@@ -420,7 +420,7 @@ class LearnerState(models.Model):
     ``blob``: ``learners.to_bytes(learner)``, written only when the model changed (labels,
     parameters, a rebuild; every save for a learner that is not ``static_between_labels``);
     ``n_seen``: the learner's round counter, written with every save (decisions advance it
-    between blobs); None: the blob's own (:mod:`.learner_state`; issue 18: rewriting a 2 MB
+    between blobs); None: the blob's own (:mod:`.learner_state`: rewriting a 2 MB
     blob per chunk of decisions was half the decision engine's time).
     ``rng_state``: the numpy bit generator state (big integers stored as strings), advanced
     by every decision. Kept here rather than on
@@ -476,7 +476,7 @@ class ImportJob(BackgroundJob, models.Model):
     The uploaded file (``size`` bytes) is held in :class:`UploadPart` rows until the import
     finishes (in the database so that a worker on another host can read it, in parts so that
     neither side holds it whole); they are deleted afterwards. ``done`` counts the items
-    stored so far: an import is written in chunks, each committed with its count (issue 18).
+    stored so far: an import is written in chunks, each committed with its count.
     """
 
     class Status(models.TextChoices):
@@ -587,7 +587,7 @@ class PlannerRun(BackgroundJob, models.Model):
 
 
 class StreamStats(models.Model):
-    """Running aggregates of a project's decision log (issue 18, :mod:`.running_totals`): what the metrics,
+    """Running aggregates of a project's decision log (:mod:`.running_totals`): what the metrics,
     the dashboard and the model card read instead of the log, so their cost does not grow with
     the stream. Written only under the learner-state lock (pipeline, undo).
 
@@ -631,7 +631,7 @@ class StreamStats(models.Model):
 
 class CostView(models.Model):
     """A project's cost-per-accuracy view (:mod:`.cost_view`, docs/cost.md), computed by a worker
-    (``tasks.compute_cost_view``) and stored here, so no request replays the baseline (issue 18).
+    (``tasks.compute_cost_view``) and stored here, so no request replays the baseline.
 
     ``fingerprint``: of the inputs it was computed from (:func:`.cost_view.inputs_fingerprint`:
     the project's algorithm, parameters, classes and the number of gold rows); ``view``: the

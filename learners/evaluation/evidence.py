@@ -1,4 +1,4 @@
-"""The evidence trials of the nonlinear learners (issue 4), shared by their tests and
+"""The evidence trials of the nonlinear learners, shared by their tests and
 ``benchmarks/reproduce.py``: OASIS against OSIS and OS on the paper's cube streams and a digit
 pair (docs/algorithms/oasis.md, "Evidence"), and the streaming KMC against entropy-only and
 random labels on scikit-learn's digits (docs/algorithms/kmc.md, "Evidence").
@@ -111,7 +111,7 @@ def digits_evidence(m: int, online: bool = False, seeds: Iterable[int] = range(5
 
 
 def digits_trial(seed: int, labels: int = LABELS) -> dict[str, float]:
-    """Held-out accuracy after ``labels`` labels for the three KMC arms of issue 4, one seed.
+    """Held-out accuracy after ``labels`` labels for the three KMC arms, one seed.
 
     Split: a seeded permutation of scikit-learn's digits (pixels / 16), 1,200 items streamed,
     597 held out. ``kmc``: the streaming KMC (delta 0.25) labels what it queries until it has

@@ -107,7 +107,7 @@ def _weighted_sample(correct: np.ndarray, prob: np.ndarray, name: str) -> tuple[
 
 def iw_estimate(s1: float, s2: float, m: int, n_seen: int) -> Estimate:
     """:func:`importance_weighted_accuracy` from its running sums over the ``m`` queried items:
-    ``s1`` = sum of c/q, ``s2`` = sum of c(1-q)/q^2 (kept incrementally by the app, issue 18)."""
+    ``s1`` = sum of c/q, ``s2`` = sum of c(1-q)/q^2 (kept incrementally by the app)."""
     if n_seen <= 0 or m == 0:
         return Estimate(None, None, None, 0)
     value = s1 / n_seen

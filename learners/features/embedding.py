@@ -1,4 +1,4 @@
-"""Sentence-embedding text featurizer: all-MiniLM-L6-v2 run in numpy (issue 14, item 3).
+"""Sentence-embedding text featurizer: all-MiniLM-L6-v2 run in numpy.
 
 Raw item: ``str`` or UTF-8 ``bytes``, as for the hashed text featurizer. Each text becomes the
 384-dimensional sentence embedding of `all-MiniLM-L6-v2` (sentence-transformers; a 6-layer,

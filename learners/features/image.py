@@ -1,4 +1,4 @@
-"""Image featurizer: grayscale pixels of a fixed-size thumbnail, scaled to [0, 1] (issue 2, item 4).
+"""Image featurizer: grayscale pixels of a fixed-size thumbnail, scaled to [0, 1].
 
 Raw item: the bytes of an image file in any format Pillow reads (PNG, JPEG, GIF, BMP, ...).
 For each image:

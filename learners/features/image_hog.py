@@ -1,4 +1,4 @@
-"""Digit-shape image featurizer: deskewed histograms of oriented gradients (issue 14, item 3).
+"""Digit-shape image featurizer: deskewed histograms of oriented gradients.
 
 Raw item: the bytes of an image file, decoded exactly as the ``pixels`` featurizer does
 (:func:`.image.decode_gray`: size guard, EXIF orientation, transparency over white, grayscale,

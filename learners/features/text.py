@@ -1,4 +1,4 @@
-"""Text featurizer: hashed word unigrams + bigrams, sublinear counts, L2-normalised (issue 2, item 4).
+"""Text featurizer: hashed word unigrams + bigrams, sublinear counts, L2-normalised.
 
 Raw item: ``str``, or ``bytes`` that must be valid UTF-8 (FeatureError naming the first bad
 byte otherwise). For each text:

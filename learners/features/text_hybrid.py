@@ -1,5 +1,5 @@
 """Hybrid text featurizers: the MiniLM sentence embedding beside hashed character and word
-n-grams (issue 14, item 3; measured in benchmarks/TEXT_FEATURES.md).
+n-grams (measured in benchmarks/TEXT_FEATURES.md).
 
 Raw item: ``str`` or UTF-8 ``bytes``, as for the other text featurizers. Each text becomes one
 sparse row of three blocks, in this column order:

@@ -1,4 +1,4 @@
-"""URL featurizer: hashed lexical tokens plus character counts (issue 2, item 4).
+"""URL featurizer: hashed lexical tokens plus character counts.
 
 Raw item: a URL string (or UTF-8 bytes). It is only parsed as text: nothing is resolved or
 fetched. Any non-empty string is accepted (a malformed URL still yields tokens); an empty or

@@ -1,4 +1,4 @@
-"""URL featurizer ``url-ngrams``: hashed character n-grams of the whole URL (issue 14, item 3).
+"""URL featurizer ``url-ngrams``: hashed character n-grams of the whole URL.
 
 Raw item: a URL string (or UTF-8 bytes), read only as text (nothing is resolved or fetched).
 Any non-empty string is accepted; an empty or all-whitespace one is refused, as by

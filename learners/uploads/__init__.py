@@ -12,7 +12,7 @@ same feature rows:
 * any of these followed by ``.gz``: gzip-compressed, at most ``MAX_GUNZIP_BYTES`` once
   decompressed (a gzip bomb is refused after reading that many bytes, never held whole).
 
-Every format is read as a stream (issue 18): records come one at a time from a binary file, and
+Every format is read as a stream: records come one at a time from a binary file, and
 :func:`record_chunks` groups them in bounded chunks, so memory does not grow with the file.
 A ZIP needs random access: a compressed or unseekable one is first spooled to a temporary file.
 """

@@ -14,7 +14,7 @@ binding: Python's zipfile stops at the declared size and checks the CRC.
 
 A ZIP is read by random access from a seekable file (the central directory is at its end),
 then one image at a time (:func:`iter_zip`): memory holds one image, the archive's directory
-and the manifest's labels, never the archive (issue 18).
+and the manifest's labels, never the archive.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What user-supplied text and JSON must satisfy before it reaches the database (issue 15 item 5).
+"""What user-supplied text and JSON must satisfy before it reaches the database.
 
 One definition, used by the upload parsers (here), and by the app's JSON API and forms:
 

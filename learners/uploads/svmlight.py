@@ -1,7 +1,7 @@
 """LIBSVM / svmlight files of vectors (``<label> <index>:<value> ...``, indices from 1).
 
 Parsed by scikit-learn's ``load_svmlight_file``, a block of :data:`BLOCK_LINES` lines at a time
-(memory does not grow with the file, issue 18). The label becomes the known class when it
+(memory does not grow with the file). The label becomes the known class when it
 equals a class of the project; for two-class projects the LIBSVM convention also maps
 -1 (or 0) to ``classes[0]`` and +1 to ``classes[1]`` (the learners' own convention). Any
 other label, an index 0 or beyond the project's ``n_features``, or a malformed line rejects

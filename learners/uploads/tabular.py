@@ -8,7 +8,7 @@ for URL projects (``text`` is accepted for URL projects too); an optional ``labe
 JSONL: one JSON object per line with the same keys; blank lines are ignored.
 
 Both are read as a stream (:func:`iter_csv`, :func:`iter_jsonl`): a line at a time from a binary
-file, so memory does not grow with the file (issue 18).
+file, so memory does not grow with the file.
 """
 
 from __future__ import annotations

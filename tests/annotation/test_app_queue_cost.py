@@ -179,7 +179,7 @@ def test_a_lease_skips_the_row_another_transaction_is_taking(services, transacti
 
 @pytest.mark.services
 def test_the_lease_query_reads_the_queue_index_not_the_whole_stream(services, transactional_db):
-    """PostgreSQL (issue 18): the lease query finds its rows through the partial index that
+    """PostgreSQL: the lease query finds its rows through the partial index that
     holds the queue only, so items that changed status earlier leave nothing for it to wade
     through (no dead entries of a (project, status) index)."""
     project = digits_project(600, params={"delta": 100.0}, look_ahead=10)

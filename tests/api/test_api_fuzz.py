@@ -1,4 +1,4 @@
-"""Property-based fuzz of the JSON API against its own OpenAPI description (issue 15 item 8).
+"""Property-based fuzz of the JSON API against its own OpenAPI description.
 
 schemathesis reads ``/api/openapi.json`` from the app (generated from the views'
 declarations, :mod:`annotator.labelling.api.schema`) and sends generated requests, valid and

@@ -1,4 +1,4 @@
-"""The OpenAPI description (issue 15 item 8) is generated from the code: every API route is in
+"""The OpenAPI description is generated from the code: every API route is in
 it with its parameters, and the request schema it shows is the one the view validates with."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ _ITEMS = st.dictionaries(_KEYS, _VALUES, max_size=4) | _JSON
 @given(kind=st.sampled_from(sorted(ITEM_SCHEMAS)), entry=_ITEMS)
 @hypothesis_settings(max_examples=1500, deadline=None)
 def test_the_compiled_item_checks_never_pass_what_the_schema_refuses(kind, entry):
-    """The API's fast path (issue 18) accepts a subset of each kind's schema, never more."""
+    """The API's fast path accepts a subset of each kind's schema, never more."""
     if FAST_CHECKS[kind](entry):
         assert Draft202012Validator(ITEM_SCHEMAS[kind]).is_valid(entry), (kind, entry)
 

@@ -1,4 +1,4 @@
-"""Issue 18: the hot requests cost the same whatever the stream's and the queue's length.
+"""The hot requests cost the same whatever the stream's and the queue's length.
 
 * The waiting count read from the counters (queues longer than ``queue_counts.COUNT_CAP``) equals the
   rows it stands for, through leases, expired leases, labels applied or not, skips and undos.
@@ -214,7 +214,7 @@ def test_a_label_given_during_a_chunk_stops_it_and_commits_with_it(monkeypatch):
 def test_the_steps_of_a_chunk_grow_to_the_step_seconds(monkeypatch):
     """Within a chunk, the first step decides AFTER_LABELS items and the next ones as many as take
     STEP_SECONDS at the rate of the step before (up to the stream's BATCH and the chunk's rest): few
-    statements per decision on a long backlog (issue 18), a look for a waiting label between steps."""
+    statements per decision on a long backlog, a look for a waiting label between steps."""
     from annotator.labelling.engine import pipeline, stream
 
     monkeypatch.setattr(pipeline, "DECIDE_CHUNK", 50)
@@ -286,7 +286,7 @@ def rows_fetched(table: str) -> int:
 @pytest.mark.django_db
 def test_the_dashboard_issues_the_same_statements_with_ten_times_more_labels(settings):
     """Per-annotator figures, agreement and quality read a window of the newest labels
-    (``DASHBOARD_LABEL_WINDOW``), whatever the number of labels (issue 18)."""
+    (``DASHBOARD_LABEL_WINDOW``), whatever the number of labels."""
     settings.DASHBOARD_LABEL_WINDOW = 20
     assert dashboard_label_costs(30) == dashboard_label_costs(300)
 

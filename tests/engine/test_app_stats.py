@@ -1,4 +1,4 @@
-"""The log's running aggregates (issue 18) equal a recomputation from the whole decision log.
+"""The log's running aggregates equal a recomputation from the whole decision log.
 
 A random stream is driven through the real domain functions (lease, label right or wrong,
 skip, undo, leases left open) and the pipeline, with a checkpoint step small enough to be

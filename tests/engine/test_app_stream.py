@@ -1,4 +1,4 @@
-"""Stream engine and label pipeline (issue 2 items 7-8), on the real database and learners."""
+"""Stream engine and label pipeline, on the real database and learners."""
 
 from __future__ import annotations
 
@@ -197,7 +197,7 @@ def test_auto_items_are_observed_in_the_pipeline(observer_learner):
 
 
 def test_a_backlog_is_decided_in_chunks_with_labels_applied_between_them(monkeypatch):
-    """Issue 18: the state lock is released between chunks of decisions, so a label given while a
+    """The state lock is released between chunks of decisions, so a label given while a
     backlog is decided is applied before the next chunk (its decisions use the newer model)."""
     from annotator.labelling.engine import pipeline
 
@@ -225,7 +225,7 @@ def test_a_backlog_is_decided_in_chunks_with_labels_applied_between_them(monkeyp
 
 
 def test_decisions_without_labels_keep_the_blob_and_the_round_counter():
-    """Issue 18: a chunk of decisions rewrites the learner's blob only when the model changed;
+    """A chunk of decisions rewrites the learner's blob only when the model changed;
     the round counter n_seen (which CSPAA's adaptive delta_t reads) is kept in its own column,
     so a worker that reloads the learner from the database decides exactly as one with it cached."""
     from tests.support.app import text_project

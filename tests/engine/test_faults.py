@@ -1,4 +1,4 @@
-"""Faults (issue 7) on PostgreSQL + Redis with real Celery worker processes: a worker killed inside
+"""Faults on PostgreSQL + Redis with real Celery worker processes: a worker killed inside
 ``apply_labels``, two workers racing, and 20 annotators over HTTP against gunicorn."""
 
 from __future__ import annotations

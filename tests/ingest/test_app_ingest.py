@@ -1,4 +1,4 @@
-"""Ingestion (issue 2 item 5): each format, and each kind of malformed file rejected whole."""
+"""Ingestion: each format, and each kind of malformed file rejected whole."""
 
 from __future__ import annotations
 

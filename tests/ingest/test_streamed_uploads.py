@@ -1,4 +1,4 @@
-"""Streamed uploads (issue 18 item 2): memory flat in the file's size, bad input mid-file.
+"""Streamed uploads: memory flat in the file's size, bad input mid-file.
 
 The memory tests measure the peak of Python's allocations (``tracemalloc``) while a file is
 parsed, chunked and featurized, for a file and for one ten times larger, in a fresh interpreter

@@ -204,7 +204,7 @@ SMALL = {"m": 100}  # fewer particles keep OASIS / OSIS / OS quick; the query ru
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "kmc" else n
                                   for n in sorted(REGISTRY)])
 def test_every_registered_learner_holds_the_budget(name, target):
-    """Issue 14 item 2: the achieved ratio within 25% of R, forced rules, OASIS and KMC included."""
+    """The achieved ratio within 25% of R, forced rules, OASIS and KMC included."""
     spec = REGISTRY[name]
     k = 4 if "multiclass" in spec.tasks else 2
     X, y = _stream(5000, 10, k)

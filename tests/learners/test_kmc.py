@@ -1,5 +1,5 @@
 """KMC (docs/algorithms/kmc.md): hand-checked building blocks, the stream rule, state, and
-the issue's evidence on scikit-learn's digits.
+the evidence on scikit-learn's digits.
 
 The evidence trial is :func:`learners.evaluation.evidence.digits_trial` (shared with
 ``benchmarks/reproduce.py``).
@@ -196,7 +196,7 @@ def test_rate_correction_holds_b_where_the_spec_rule_drifts_below_it():
 
 
 def test_a_declared_class_that_never_appears_does_not_keep_the_cold_start_going():
-    """Review bug (issue 14 item 5): the cold start waited for a label of every class, so a
+    """Review bug: the cold start waited for a label of every class, so a
     declared class absent from the stream made KMC query every item forever."""
     X, y = _three_blobs(900, seed=6)
     keep = y != "c"  # "c" is declared but never arrives

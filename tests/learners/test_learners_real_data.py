@@ -1,4 +1,4 @@
-"""Spec-level behaviours on real data (issue 3): the papers' orderings must show on a8a and BaseHock.
+"""Spec-level behaviours on real data: the papers' orderings must show on a8a and BaseHock.
 
 Protocol (paa.md section 6, soal.md section 6, dada.md section 7): one pass over a random
 permutation, a prediction on every round (mistakes on unqueried rounds count), learning only
@@ -6,7 +6,7 @@ on queried rounds; ``delta`` is calibrated by bisection on log2(delta) on the fi
 permutation to hit the target query ratio, then the same delta is used on every permutation.
 
 Fixed hyperparameters (chosen once with a small grid at the target query ratio, averaged over
-3-5 permutations; the figures are in the closing note of issue 3):
+3-5 permutations; the grid's figures are given with each choice):
 
 * a8a, PAA-I: C = 0.03 from {0.03, 0.1, 1} (F1 0.609 / 0.608 / 0.593); random PA-I uses the
   same C (its best value in that grid too).

@@ -253,7 +253,7 @@ def test_bad_parameters_name_the_parameter(name, params, message):
 
 # ---------------------------------------------------------------------------- evidence
 def assert_ordering(res: np.ndarray) -> None:
-    """OASIS < OSIS < OS on mean cumulative mistakes over the seeds (issue 4's claim).
+    """OASIS < OSIS < OS on mean cumulative mistakes over the seeds (the paper's claim).
 
     With m = 1000 (the paper's value) the ordering holds in every setting; OSIS vs OS is
     closest on diced-cube-8 (269 vs 292) and digits 3 vs 5 (54 vs 59), where m = 300 made
@@ -296,7 +296,7 @@ def test_one_vs_rest_on_ten_digits_is_well_above_chance():
 
 
 def test_each_one_vs_rest_filter_keeps_its_own_count_since_it_moved():
-    """Review bug (issue 14 item 5): one shared ``since_move`` made a filter that did not
+    """Review bug: one shared ``since_move`` made a filter that did not
     resample rebuild its warm-up weights from the items since *another* filter moved, dropping
     older labelled evidence. Checked against an outside count of each filter's own moves."""
     rng = np.random.default_rng(0)

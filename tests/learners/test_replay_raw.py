@@ -1,4 +1,4 @@
-"""Replay on raw streams (issue 14 item 1): the app's upload files, featurized as the app does.
+"""Replay on raw streams: the app's upload files, featurized as the app does.
 
 The equality tests import the same file through the app's real ingest (``parse_upload`` +
 ``import_records`` into a project made by ``create_project``) and compare the stored vectors

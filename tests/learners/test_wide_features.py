@@ -1,6 +1,6 @@
 """OASIS and KMC on a 2^18-feature project (hashed text, ``hashed-ngrams``): bounded in
 the replay CLI and in the app (console, planner, stream), and an oversized filter refused up
-front with a clear message in each (issue 14 item 5)."""
+front with a clear message in each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Retention (issue 18): the content of old auto items goes, their decision log stays."""
+"""Retention: the content of old auto items goes, their decision log stays."""
 
 from __future__ import annotations
 

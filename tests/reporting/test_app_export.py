@@ -1,4 +1,4 @@
-"""Export (issue 2 item 10): the exported model predicts exactly what the app predicted."""
+"""Export: the exported model predicts exactly what the app predicted."""
 
 from __future__ import annotations
 

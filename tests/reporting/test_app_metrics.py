@@ -1,4 +1,4 @@
-"""Metrics from a hand-made decision log (issue 2 item 9): exact and importance-weighted."""
+"""Metrics from a hand-made decision log: exact and importance-weighted."""
 
 from __future__ import annotations
 

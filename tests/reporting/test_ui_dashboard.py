@@ -79,7 +79,7 @@ def test_interval_is_a_band_and_axes_stay_at_or_above_zero(client):
 
 
 def test_the_annotators_section_states_its_label_window(client, settings):
-    # per-annotator figures cover the newest DASHBOARD_LABEL_WINDOW labels (issue 18): the page says how many
+    # per-annotator figures cover the newest DASHBOARD_LABEL_WINDOW labels: the page says how many
     settings.DASHBOARD_LABEL_WINDOW = 12345
     project = digits_project(0)
     client.force_login(member(project, "boss", role="admin"))

@@ -118,7 +118,7 @@ def test_cost_view_compares_the_learner_with_random_querying_at_its_label_rate(c
         spent.append(trace.queried.sum())
     assert view["random_end"] == (pytest.approx(np.mean(spent)), pytest.approx(np.mean(acc)))
     client.force_login(member(project, "boss", role="admin"))
-    # no request replays the baseline: "computing..." until a worker stored it (issue 18)
+    # no request replays the baseline: "computing..." until a worker stored it
     panel = _panel(client, project)
     assert panel.by_id("cost-summary").text.strip().startswith("Computing…")
     assert panel.by_id("chart-cost").find("text", class_="no-data").text == "computing…"

@@ -22,7 +22,7 @@ CHROMIUM = "/usr/bin/chromium"
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
 #: axe-core's browser bundle, installed by `make install` from package.json (npm, pinned)
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-#: the axe-core impacts a page must not have (issue 16, point 7)
+#: the axe-core impacts a page must not have
 AXE_BLOCKING = ("serious", "critical")
 
 
@@ -92,7 +92,7 @@ def _chromium(monkeypatch: pytest.MonkeyPatch, bypass_csp: bool) -> Iterator[Any
         assert not page.csp_violations, f"CSP violations: {page.csp_violations}"
 
 
-#: the two screen sizes every page is tested at (issue 16): a laptop and a phone, CSS pixels
+#: the two screen sizes every page is tested at: a laptop and a phone, CSS pixels
 SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 
 

@@ -1,4 +1,4 @@
-"""Inter-annotator agreement (issue 19 item 4): Cohen's kappa and Krippendorff's alpha against
+"""Inter-annotator agreement: Cohen's kappa and Krippendorff's alpha against
 hand-computed and published tables, the undefined cases, and the opinions read from the database."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every opinion per item (issue 19 items 4 and 6): the opinions export (CSV, JSONL), the API's
+"""Every opinion per item: the opinions export (CSV, JSONL), the API's
 opinions and agreement answers and the dashboard's agreement, for the project's admins only."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Consensus into the learner (issue 19 item 2): majority vote and Dawid-Skene EM
+"""Consensus into the learner: majority vote and Dawid-Skene EM
 (:mod:`learners.aggregation`), a simulated team with one careless annotator, the reviewer's
 decision (:func:`annotator.labelling.teams.consensus.resolve`) and a later consensus that overturns a
 label the learner already had (its state then equals a replay of the final labels)."""

@@ -1,4 +1,4 @@
-"""Overlap (issue 19 item 1): k distinct annotators for a logged random fraction of the queried
+"""Overlap: k distinct annotators for a logged random fraction of the queried
 items; nobody gets an item twice; the look-ahead and leases account for it. Through the Django
 test client, the pipeline run in-process; the concurrent run on PostgreSQL with a real Celery
 worker and 20 annotators in threads is marked ``services``."""
@@ -195,7 +195,7 @@ def test_changing_an_opinion_aggregates_the_item_again():
 
 @pytest.mark.django_db
 def test_the_waiting_count_from_the_counters_still_equals_the_rows_with_overlap(monkeypatch):
-    """Issue 18's counters (queue_counts.awaiting_label) through overlapped items: opinions that leave
+    """The running counters (queue_counts.awaiting_label) through overlapped items: opinions that leave
     an item in the queue, a complete item waiting for its consensus, a disputed one, a settled
     one, an adjudicated one and an undone opinion."""
     from annotator.labelling.annotation.actions import lease_next, submit_label, undo_last_label

@@ -1,4 +1,4 @@
-"""Issue 19 items 3-5 (docs/teams.md): the reviewer role and the review queue, honeypots (rate
+"""Teams (docs/teams.md): the reviewer role and the review queue, honeypots (rate
 and secrecy), the annotators' accuracy against gold and consensus, and the audit of the items the
 model decided alone (sampling, the estimate and its coverage, the query ratio left alone)."""
 

@@ -1,4 +1,4 @@
-"""The review queue and the dashboard's issue-19 panels in Chromium (docs/teams.md): a reviewer
+"""The review queue and the dashboard's team panels in Chromium (docs/teams.md): a reviewer
 decides a disagreement and an audit with two key presses; the admin's dashboard shows the audit
 estimate next to the importance-weighted one, and the annotator quality table. Screenshots under
 test-output/review/ (git-ignored)."""

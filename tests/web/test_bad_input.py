@@ -1,4 +1,4 @@
-"""Bad input (issue 7): each malformed input gets a clear message, a 4xx where the request is
+"""Bad input: each malformed input gets a clear message, a 4xx where the request is
 answered at once, and stores nothing partial. Uploads are parsed by a worker: the upload request
 refuses what it can see at once (size, emptiness, type); the import job (run here as the worker
 runs it) fails with a message naming the file's line or entry, and no item is stored.

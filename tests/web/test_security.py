@@ -1,4 +1,4 @@
-"""Security (issue 7): an authorization matrix over every URL, CSRF on every state-changing
+"""Security: an authorization matrix over every URL, CSRF on every state-changing
 request, production settings that pass ``check --deploy``, and no pickle anywhere."""
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ def test_api_takes_no_cookie_auth_for_writes(world):
     assert response.status_code == 403 and response.json()["error"].startswith("posting items needs")
 
 
-# --------------------------------------------------------------------- API (issue 15 item 5)
+# --------------------------------------------------------------------- API
 def _token_get(path: str, token: str) -> Any:
     return Client().get(path, HTTP_AUTHORIZATION=f"Token {token}")
 
@@ -307,7 +307,7 @@ def test_a_500_is_json_under_api_and_its_traceback_is_logged(world, tmp_path, mo
     assert f"/api/projects/{project.pk}/metrics" in logged
 
 
-# ------------------------------------------------- login throttling and CSP (issue 15 item 7)
+# ------------------------------------------------- login throttling and CSP
 def test_logins_are_throttled_per_username_and_address(db, settings):
     """After AXES_FAILURE_LIMIT wrong passwords even the right one is refused (429) for that
     user from that address; another user from the same address still logs in."""

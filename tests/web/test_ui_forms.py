@@ -1,4 +1,4 @@
-"""Every input page is a Django form (issue 16, point 2), through the test client: an error is shown
+"""Every input page is a Django form, through the test client: an error is shown
 at its field and the typed values are kept; the browser's bounds come from the same Param the
 server validates with; a switch of algorithm leaves no stale error; a save is confirmed (Django
 messages); the planner keeps the settings tried (point 5); a missing page is the app's 404 even

@@ -1,4 +1,4 @@
-"""The forms in Chromium at a laptop (1280x800) and a phone (390x844), issue 16 points 2 and 5: the
+"""The forms in Chromium at a laptop (1280x800) and a phone (390x844): the
 browser refuses what the server refuses (an excluded bound too), a server error shows at its
 field and goes with an algorithm switch, a save is confirmed, and the planner shows the settings
 tried with error bars. Screenshots go to test-output/forms/ (git-ignored) to be looked at."""

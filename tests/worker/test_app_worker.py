@@ -87,7 +87,7 @@ def test_the_worker_keeps_its_database_connection_between_tasks(services, transa
 
 @pytest.mark.slow
 def test_a_real_worker_computes_the_dashboard_cost_view_the_page_asked_for(transactional_db, worker):
-    """The dashboard never replays the cost view's baseline (issue 18): its first poll shows
+    """The dashboard never replays the cost view's baseline: its first poll shows
     "computing…" and asks a worker once; the worker stores the view with its inputs'
     fingerprint and the next poll shows it."""
     project = digits_project(40, params={"delta": 0.5}, look_ahead=100)  # gold on every item

@@ -1,4 +1,4 @@
-"""A hung broker (issue 15): a private redis-server paused with SIGSTOP accepts connections and
+"""A hung broker: a private redis-server paused with SIGSTOP accepts connections and
 never answers. Web requests must still return within about a second (bounded broker waits, no
 publish retry), the label is stored, and the sweep applies it once the broker is resumed."""
 
@@ -17,7 +17,7 @@ from tests.support.app import Worker, digits_project, member, worker_database_ur
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
-#: The bound the test holds the web server to while the broker hangs (the issue's "about 1 s").
+#: The bound the test holds the web server to while the broker hangs ("about 1 s").
 LIMIT_S = 1.5
 
 

@@ -1,4 +1,4 @@
-"""Imports survive worker death (issue 15): a real worker SIGKILLed in the middle of an import
+"""Imports survive worker death: a real worker SIGKILLed in the middle of an import
 (after its items were written, before the commit) leaves the job "stalled", never "running";
 the sweep of a new worker restarts it and every item is stored exactly once."""
 

@@ -69,7 +69,7 @@ def lease_next(project: Project, user: Any) -> Item | None:
     Two bounded queries, each reading ids only: the user's live lease, else the oldest waiting
     item they did not skip, locked (rows another transaction holds are skipped: SKIP LOCKED on
     PostgreSQL). Both walk the partial queue index (``item_queue``) in ``seq`` order and stop
-    at the first match, so the cost does not grow with the queue (issue 18: one query ordered by
+    at the first match, so the cost does not grow with the queue (one query ordered by
     "mine first, then seq" sorted every waiting item before its limit, 0.5 s for a 50k queue).
     The chosen row is then set with a compare-and-set ``UPDATE``. The caller tops the queue up
     when it runs low (:func:`.send.top_up_if_low`).

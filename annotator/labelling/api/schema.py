@@ -1,5 +1,5 @@
 """The JSON API's one declaration: the JSON Schemas its views validate bodies with, and the
-OpenAPI 3.1 document generated from them and from the URL patterns (issue 15 item 8).
+OpenAPI 3.1 document generated from them and from the URL patterns.
 
 * :func:`operation` attaches an operation (summary, parameters, request body, answers) to a
   view; :func:`openapi_document` walks the URL patterns and describes every view that has one
@@ -9,7 +9,7 @@ OpenAPI 3.1 document generated from them and from the URL patterns (issue 15 ite
   and the field (``item 3: 'text' must be a non-empty string``). A batch whose every item
   passes a compiled check of its kind (:data:`FAST_CHECKS`, each sufficient for the schema,
   never looser; ``tests/api/test_api_schema.py`` fuzzes that) is accepted without the generic
-  validator, a third of the API's ingest CPU (issue 18); any other body goes through
+  validator, a third of the API's ingest CPU; any other body goes through
   ``jsonschema``, which gives the error. What a schema cannot say
   (the class values, what the featurizer accepts, text a database cannot store) is checked
   by the view afterwards.

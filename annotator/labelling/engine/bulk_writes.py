@@ -1,14 +1,14 @@
 """Writing a few columns of many rows at once: one set-wise ``UPDATE ... FROM`` per chunk.
 
 Django's ``bulk_update`` builds a ``CASE WHEN`` expression per column and row (about 95% of
-the decision engine's time at scale, issue 18); here Python only adapts the values and the
+the decision engine's time at scale); here Python only adapts the values and the
 database joins the rows by primary key:
 
 * PostgreSQL: ``UPDATE t SET ... FROM unnest(%b, %b, ...) AS v(pk_, c0, ...)`` with ONE array
   parameter per column, whatever the number of rows, bound server-side in binary (psycopg's
   client-side binding scans the statement text for placeholders, which cost more than the update
   itself with ``VALUES``, and quoted every array element as text: 4.4 against 0.9 us per row of
-  four columns, issue 18);
+  four columns);
 * SQLite (3.33+): ``WITH v(pk_, c0, ...) AS (VALUES (...), ...) UPDATE t SET ... FROM v``.
 """
 

@@ -10,7 +10,7 @@ The cache entry is taken out while the lock is held and put back only after the 
 (``transaction.on_commit``): a rolled-back transaction cannot leave a half-updated learner
 in the cache.
 
-The learner's blob is rewritten only when the model changed (issue 18: a 2 MB blob per chunk of
+The learner's blob is rewritten only when the model changed (a 2 MB blob per chunk of
 decisions was half the decision engine's time): a learner that is ``static_between_labels``
 changes between labels only in its round counter ``n_seen``, kept in its own column, and in the
 budget knob, which the budget controller sets before every decision anyway (so a blob's knob

@@ -131,7 +131,7 @@ def update_project(project_id: int) -> Outcome | None:
     :data:`CHUNK_SECONDS` at the decision rate of the chunk before (between :data:`AFTER_LABELS`
     and :data:`DECIDE_CHUNK` items); a chunk stops early when a label waits (:func:`_decide`) and
     applies it before its commit, so the new model version commits after at most
-    :data:`AFTER_LABELS` more decisions rather than after a whole chunk (issue 18: label -> new
+    :data:`AFTER_LABELS` more decisions rather than after a whole chunk (label -> new
     model version within a second while a backlog is decided).
     """
     total: Outcome | None = None
@@ -155,7 +155,7 @@ def update_project(project_id: int) -> Outcome | None:
 def async_commit() -> None:
     """PostgreSQL, ``DECIDE_ASYNC_COMMIT`` on: the current (outermost) transaction's commit returns before
     its WAL is on disk (``SET LOCAL synchronous_commit = off``; a chunk's commit waited for an
-    fsync, 10-40 ms on the loaded machine, issue 18). A crash can lose the last such commits
+    fsync, 10-40 ms on the loaded machine). A crash can lose the last such commits
     (at most 3 x ``wal_writer_delay``), each whole: its decisions together with the learner
     state, RNG and counters saved in the same transaction, so the next run decides the same
     items again from the state before them; any transaction that saw them and committed
@@ -202,7 +202,7 @@ def _decide(lk: Locked, counts: StreamStats, limit: int) -> tuple[int, bool]:
     :data:`AFTER_LABELS` decisions, the next ones are sized to take :data:`STEP_SECONDS` at the
     rate of the step before (at most :data:`.stream.BATCH`, one read and one write each), so a
     label given during a chunk waits for about that long and one commit, and a long backlog
-    costs few statements per decision (issue 18: 100-decision steps cost six round trips per
+    costs few statements per decision (100-decision steps cost six round trips per
     100 decisions, most of the decide time). The look-ahead's room is counted once per chunk
     (leases and labels given meanwhile are seen by the next chunk, within a second). Returns the
     items decided and whether more may be left (``limit`` reached or a label)."""

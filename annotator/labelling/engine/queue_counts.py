@@ -35,7 +35,7 @@ COUNT_CAP = 20
 def waiting_count(project: Project) -> int:
     """Number of items an annotator could lease right now (:meth:`.models.ItemQuerySet.waiting`).
 
-    At most :data:`COUNT_CAP` + 1 rows are read, whatever the queue's length (issue 18): a short
+    At most :data:`COUNT_CAP` + 1 rows are read, whatever the queue's length: a short
     queue is counted through its partial index (``item_queue``); a longer one is
     :func:`awaiting_label` less the live leases, from counters kept in the transactions that
     change them (the two agree on every queue, see tests/engine/test_app_flat.py).

@@ -1,4 +1,4 @@
-"""Incremental aggregates of the decision log (issue 18): the metrics, the dashboard's curves and
+"""Incremental aggregates of the decision log: the metrics, the dashboard's curves and
 the model card cost the same at 1k and 1M items.
 
 Kept in one row per project, :class:`.models.StreamStats` (its ``checkpoints`` included), written

@@ -55,7 +55,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
     """Decide pending items until ``look_ahead`` items wait, or ``limit`` items were decided
     (None = no limit); returns the number decided. ``free``: the :func:`room` the caller counted
     (at the start of a chunk, less what it queued since: counting the queue again per step read
-    every queued row when the planner's statistics were stale, issue 18); None = count it now.
+    every queued row when the planner's statistics were stale); None = count it now.
     The decisions of a batch are written by one
     set-wise statement per chunk (:func:`.bulk_writes.update_rows`) and counted in ``stats``
     (:func:`.running_totals.record_decisions`; the caller saves it). Items decided alone may be sampled
@@ -77,7 +77,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
             size = min(size, limit - decided)
         # the next ``size`` items by seq, the first undecided one being seq = n_decided (items are
         # decided in seq order and seq runs 0, 1, 2, ...): a bounded range of the (project, seq)
-        # index, whatever the plan (issue 18: with "seq >= n_decided" alone and stale statistics
+        # index, whatever the plan (with "seq >= n_decided" alone and stale statistics
         # the planner read the whole backlog and sorted it, on every batch)
         first = lk.state.n_decided
         batch = list(Item.objects.filter(project=project, seq__gte=first, seq__lt=first + size).pending()
@@ -90,7 +90,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
         counted = []
         audits = []
         for pk, seq, vector, gold in batch:
-            idx, vals = decode_row(vector, n)  # no sparse matrix per item (issue 18)
+            idx, vals = decode_row(vector, n)  # no sparse matrix per item
             d = learner.decide_row(idx, vals, lk.rng, ctl)
             audit_prob, k, overlap_prob = None, 1, None
             if d.queried:

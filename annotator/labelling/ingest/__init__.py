@@ -4,7 +4,7 @@
   memory, all-or-nothing: every record is featurized before the first row is written, in one
   transaction, so a malformed one (the error names it) leaves the project unchanged.
 * :func:`run_job` (an uploaded file, :class:`..models.ImportJob`): streamed, two passes over
-  the stored file (:mod:`.upload_file`), memory flat in its size (issue 18).
+  the stored file (:mod:`.upload_file`), memory flat in its size.
 
 The formats are parsed by :mod:`learners.uploads` (Django-free, shared with the replay CLI),
 which picks the parser from the file name.
@@ -79,7 +79,7 @@ def import_records(project: Project, records: Sequence[Record],
 def import_ids(project: Project, records: Sequence[Record],
                progress: Callable[[int], None] | None = None) -> list[tuple[int, int]]:
     """:func:`import_records` returning the new items' ``(id, seq)`` only, in order (the JSON
-    API: no model instance per item, issue 18)."""
+    API: no model instance per item)."""
     if not records:
         raise IngestError("nothing to import")
     return insert_items(project, records, featurize(project, records, progress))
@@ -118,14 +118,14 @@ def insert_items(project: Project, records: Sequence[Record],
                  vectors: Sequence[bytes]) -> list[tuple[int, int]]:
     """Insert featurized ``records`` (``vectors`` from :func:`featurize`) as pending items after
     the project's last one, in one transaction; the new items' ``(id, seq)`` in order (no model
-    instance per item on PostgreSQL: issue 18)."""
+    instance per item on PostgreSQL)."""
     with transaction.atomic():
         # lock the project row so concurrent imports get consecutive, distinct seq ranges
         Project.objects.select_for_update().filter(pk=project.pk).first()
         last = Item.objects.filter(project=project).aggregate(m=Max("seq"))["m"]
         first = 0 if last is None else last + 1
         if connection.vendor == "postgresql":
-            _copy(_rows(project, first, records, vectors, _dumped))  # issue 18: at the database's speed
+            _copy(_rows(project, first, records, vectors, _dumped))  # at the database's speed
         else:
             rows = _rows(project, first, records, vectors, lambda value: value)
             Item.objects.bulk_create((Item(**dict(zip(COPY_COLUMNS, row, strict=True))) for row in rows),
@@ -182,7 +182,7 @@ def _import_chunks(job: ImportJob, project: Project, on_chunk: Callable[[], None
 def run_job(job_id: int, on_chunk: Callable[[], None] | None = None) -> ImportJob | None:
     """Import an :class:`ImportJob`'s stored file, recording progress and the outcome.
 
-    Two passes over the file as a stream (memory flat in its size, issue 18): the first parses
+    Two passes over the file as a stream (memory flat in its size): the first parses
     and validates every record and counts them (``total``), storing nothing, so a malformed
     file is refused whole; the second featurizes and stores the records in chunks
     (:func:`learners.uploads.record_chunks`), each chunk committed with ``done``, its running

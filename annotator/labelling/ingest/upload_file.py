@@ -2,7 +2,7 @@
 
 Written from the request's chunks (:func:`store_upload`) and read back as a seekable binary
 file (:func:`open_upload`) with one part in memory at a time, so neither the web process nor
-the worker holds a file whole, whatever its size (issue 18); a ZIP's random access seeks across
+the worker holds a file whole, whatever its size; a ZIP's random access seeks across
 parts. In the database rather than on a disk so that a worker on another host can read it.
 """
 

@@ -1,4 +1,4 @@
-# Issue 18: an upload is stored in parts (UploadPart) instead of one ImportJob.data value.
+# An upload is stored in parts (UploadPart) instead of one ImportJob.data value.
 
 import django.db.models.deletion
 from django.db import migrations, models

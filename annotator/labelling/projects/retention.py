@@ -1,4 +1,4 @@
-"""Retention (issue 18): storage bounded by a time window rather than by the stream.
+"""Retention: storage bounded by a time window rather than by the stream.
 
 A project with ``retention_days`` = N drops the raw content (text, image bytes, vector pairs)
 and the featurized vector of its items decided more than N days ago that were not queried

@@ -16,8 +16,8 @@ project's learner and for random querying at the same label rate, on the items w
   benchmarks/COST_VIEW.md), too slow for a dashboard request; the view then shows the learner's
   own curve alone and says why.
 
-The replay costs up to ``RUNS x BASELINE_MAX_ITEMS`` learner steps (11 s at 1M items under load,
-issue 18), so no request runs it: a worker does (``tasks.compute_cost_view`` -> :func:`refresh`)
+The replay costs up to ``RUNS x BASELINE_MAX_ITEMS`` learner steps (11 s at 1M items under load),
+so no request runs it: a worker does (``tasks.compute_cost_view`` -> :func:`refresh`)
 and stores the result with the fingerprint of its inputs (:class:`..models.CostView`, one row
 per project). The dashboard shows the stored result (:func:`stored_view`) and "computing..."
 while it is missing or stale, i.e. computed from other inputs: the rows grew by a tenth or the
@@ -142,7 +142,7 @@ def compute(project: Project, gold_n: int) -> dict[str, Any] | None:
 def _first_rows(project: Project, n: int) -> list[tuple[Any, ...]]:
     """The first ``n`` rows of the module docstring ``(vector, gold, prediction, queried)``, read
     by ``seq`` windows of :data:`WINDOW` items: one ``ORDER BY seq LIMIT n`` let PostgreSQL sort
-    every gold row of the stream before the limit (a bitmap scan, issue 18)."""
+    every gold row of the stream before the limit (a bitmap scan)."""
     rows: list[tuple[Any, ...]] = []
     wanted = Item.objects.filter(project=project, gold__isnull=False, vector__isnull=False).decided()
     last = Item.objects.filter(project=project).order_by("-seq").values_list("seq", flat=True).first()

@@ -5,7 +5,7 @@ accuracy (:mod:`.cost_view`) and curves (inline SVG), per project.
 agreement between annotators (:func:`.agreement.project_agreement`) and the annotators' quality
 (:func:`.quality.annotator_quality`), both shown to admins only (these three over the project's
 newest ``DASHBOARD_LABEL_WINDOW`` labels, :func:`.agreement.recent_labels`: a poll reads as many
-label rows at any length of the stream, issue 18), the audit of the model's own
+label rows at any length of the stream), the audit of the model's own
 labels (:func:`.audit_sampling.audit_estimate`), the label cost, the worker health and the curves. It is
 polled every 2 s, so it is cached per process and recomputed only when the project changed:
 the key is the learner state's revision (bumped by every pipeline save: labels applied, items
@@ -164,7 +164,7 @@ def iw_blocker(project: Project, metrics: dict[str, Any]) -> dict[str, Any] | No
 def fingerprint(project: Project) -> tuple:
     """Changes whenever anything the dashboard shows (but the clock) changes."""
     revision = LearnerState.objects.filter(project=project).values_list("revision", flat=True).first()
-    labels = Label.objects.filter(project=project)  # each through its index, not a scan (issue 18)
+    labels = Label.objects.filter(project=project)  # each through its index, not a scan
     newest = labels.order_by("-created").values_list("id", flat=True).first()
     undone = (labels.filter(undone_at__isnull=False).order_by("-undone_at")
               .values_list("undone_at", flat=True).first())
@@ -180,7 +180,7 @@ def dashboard_data(project: Project) -> dict[str, Any]:
     fresh = data is None
     if data is None:
         metrics = project_metrics(project)
-        window = recent_labels(project)  # issue 18: the same label rows at any stream length
+        window = recent_labels(project)  # the same label rows at any stream length
         view, pending = stored_view(project, metrics["accuracy_gold"]["n"])
         if view is not None and project.price_per_label is not None:
             view = {**view, "active_cost": project.price_per_label * view["active_end"][0],

@@ -1,8 +1,8 @@
 """Exports: the trained model (``.npz`` + JSON card, via ``learners.model_file.save_model``),
 the labels and the opinions (CSV or JSONL rows, :data:`TABLES`).
 
-Labels: every label with its item's content, for training elsewhere. Opinions (issue 19,
-docs/teams.md): every label, undone ones too, with who gave it, their role and when, and its
+Labels: every label with its item's content, for training elsewhere. Opinions
+(docs/teams.md): every label, undone ones too, with who gave it, their role and when, and its
 item's consensus (class, status, method, reviewer, time), for agreement and review.
 
 The labels CSV is meant to be opened in spreadsheets, so it neutralises formula injection
@@ -44,7 +44,7 @@ OPINION_FIELDS = ("label_id", "item_id", "seq", "annotator", "role", "kind", "la
 
 
 def model_card(project: Project, state: LearnerState, learner: learners.Learner) -> dict[str, Any]:
-    """The JSON card describing an exported model (issue 2 item 10); its ``metrics`` are
+    """The JSON card describing an exported model; its ``metrics`` are
     :func:`.metrics.model_metrics` (no item row read but the few of the labels not applied yet:
     the export's memory and time do not grow with the stream).
 

@@ -1,5 +1,5 @@
 """Project metrics (docs/architecture.md, "Metrics"), read from the decision log's running
-aggregates (:mod:`.running_totals`, issue 18) so that a request costs the same at 1k and 1M items.
+aggregates (:mod:`.running_totals`) so that a request costs the same at 1k and 1M items.
 
 * ``items``, ``pending`` (not decided yet) and ``waiting``: items an annotator could lease
   now (:meth:`.models.ItemQuerySet.waiting`, the count the project list and the queue show).
@@ -61,7 +61,7 @@ def project_metrics(project: Project) -> dict[str, Any]:
 def model_metrics(project: Project) -> dict[str, Any]:
     """The metrics of the module docstring but ``items``, ``pending`` and ``waiting``, from the
     aggregates (:mod:`.running_totals`) plus the labels not applied yet: the model card's, which reads no
-    item row but those of these few labels (issue 18: an export never reads the decision log)."""
+    item row but those of these few labels (an export never reads the decision log)."""
     agg, state = aggregates(project)
     seen, queried = (state.n_decided, state.n_queried) if state else (0, 0)
     new = list(Label.objects.filter(project=project, primary=True, applied_version__isnull=True)

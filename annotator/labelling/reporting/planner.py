@@ -31,7 +31,7 @@ MIN_ITEMS = 10
 def window() -> int:
     """Most items a replay reads: the latest ones, as many as one candidate replayed once may
     cost (``settings.PLANNER_MAX_COST``), so that neither the replay nor its count grows with
-    the stream (issue 18)."""
+    the stream."""
     return int(django_settings.PLANNER_MAX_COST)
 
 

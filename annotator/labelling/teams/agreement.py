@@ -1,4 +1,4 @@
-"""Inter-annotator agreement (issue 19 item 4, docs/teams.md): pairwise Cohen's kappa and
+"""Inter-annotator agreement (docs/teams.md): pairwise Cohen's kappa and
 Krippendorff's alpha (nominal) over the items that two or more annotators labelled.
 
 An *opinion* is an ``(item id, annotator, label value)`` triple: every label of the project that
@@ -110,8 +110,8 @@ def _codes(values: Iterable[Hashable]) -> dict[Hashable, int]:
 def recent_labels(project: Project) -> QuerySet[Label]:
     """The project's newest labels, :data:`~django.conf.settings.DASHBOARD_LABEL_WINDOW` of them
     (more on a tie of creation times), read through the ``(project, created)`` index: the
-    dashboard's window, so that a poll reads as many label rows at any length of the stream
-    (issue 18). Undone ones included (callers filter)."""
+    dashboard's window, so that a poll reads as many label rows at any length of the stream.
+    Undone ones included (callers filter)."""
     labels = Label.objects.filter(project=project)
     window = settings.DASHBOARD_LABEL_WINDOW
     start = labels.order_by("-created").values_list("created", flat=True)[window - 1:window].first()

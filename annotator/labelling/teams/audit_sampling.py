@@ -1,4 +1,4 @@
-"""The audit of auto-decisions (issue 19 item 5, docs/teams.md "Audit of auto-decisions").
+"""The audit of auto-decisions (docs/teams.md "Audit of auto-decisions").
 
 While a project's ``audit_rate`` is above 0, every item the model decides alone (status AUTO) is
 sent to the reviewers with probability ``audit_rate``: the probability is logged on the item

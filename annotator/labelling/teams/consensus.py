@@ -1,4 +1,4 @@
-"""Consensus (issue 19 item 2, docs/teams.md): when an overlapped item's label reaches the learner.
+"""Consensus (docs/teams.md): when an overlapped item's label reaches the learner.
 
 An overlapped item (:mod:`.overlap`) gets no primary label while its opinions come in. Once its
 ``overlap_k`` opinions are in, :func:`mark_due` creates its :class:`.models.Consensus` row (or

@@ -1,4 +1,4 @@
-"""Honeypots (issue 19 item 4, docs/teams.md "Honeypots"): known-gold items seeded into the
+"""Honeypots (docs/teams.md "Honeypots"): known-gold items seeded into the
 annotators' queues at the project's ``honeypot_rate``, without telling them which.
 
 Whenever an annotator is about to lease a waiting item, with probability ``honeypot_rate`` they

@@ -1,4 +1,4 @@
-"""Overlap (issue 19 item 1, docs/teams.md): some queried items are labelled by several people.
+"""Overlap (docs/teams.md): some queried items are labelled by several people.
 
 When the stream engine queries an item, it is drawn for overlap with probability
 ``project.overlap_fraction``; a drawn item needs ``project.overlap_k`` distinct annotators

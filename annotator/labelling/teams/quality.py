@@ -1,4 +1,4 @@
-"""Annotator quality (issue 19 item 4, docs/teams.md "Annotator quality"): each annotator's
+"""Annotator quality (docs/teams.md "Annotator quality"): each annotator's
 accuracy against the gold classes and against the consensus, with the number of items behind each
 figure.
 

@@ -1,4 +1,4 @@
-"""The review queue (issue 19 item 3, docs/teams.md "Review"): reviewers lease one open
+"""The review queue (docs/teams.md "Review"): reviewers lease one open
 :class:`~.models.Review` at a time, oldest item first, and decide its class; the decision is
 final.
 

@@ -76,7 +76,7 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
                                      f"there; the items before it are kept.")
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
-        with transaction.atomic():  # read by parts: never held whole (issue 18)
+        with transaction.atomic():  # read by parts: never held whole
             job = new_job(project, Path(f.name).name, f.chunks(PART_BYTES), request.user)
             import_upload(job.pk)
         messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")

@@ -1,7 +1,7 @@
 """``python manage.py import_items <project> <file>``: import a file (CSV, JSONL, ZIP, LIBSVM,
 each also gzipped) by the uploads' streamed path (:func:`..ingest.new_job` then
 :func:`..ingest.run_job`): the file is read in parts and imported in chunks, memory flat in its
-size (issue 18); workers are asked to decide the new items as chunks arrive."""
+size; workers are asked to decide the new items as chunks arrive."""
 
 from collections.abc import Iterator
 from pathlib import Path
