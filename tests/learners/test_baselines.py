@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import learners
-from tests.support.linear import FixedRng, assert_two_class_matches_binary
+from learners.checks import FixedRng
+from tests.support.linear import assert_two_class_matches_binary
 
 
 def test_pea_hand_computed_rounds():

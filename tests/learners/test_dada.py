@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import learners
-from tests.support.linear import FixedRng, assert_two_class_matches_binary, trajectory
+from learners.checks import FixedRng, trajectory
+from tests.support.linear import assert_two_class_matches_binary
 
 
 @pytest.mark.parametrize("name,w_after_round4", [

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import learners
-from tests.support.linear import FixedRng, trajectory
+from learners.checks import FixedRng, trajectory
 
 MODULES = ("learners.paa", "learners.soal", "learners.dada", "learners.baselines")
 NAMES = sorted(n for n, s in learners.REGISTRY.items() if s.cls.__module__ in MODULES)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import learners
-from tests.support.linear import FixedRng
+from learners.checks import FixedRng
 
 
 def test_paa_i_three_hand_computed_rounds():

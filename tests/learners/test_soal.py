@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import learners
-from tests.support.linear import FixedRng, trajectory
+from learners.checks import FixedRng, trajectory
 
 
 def test_soal_diagonal_three_hand_computed_rounds():

@@ -1,9 +1,8 @@
 """Helpers shared by the tests of the linear learners (no learner logic lives here).
 
-* :class:`FixedRng`: a stand-in Generator returning prepared uniforms, so a test chooses
-  which rounds are queried.
-* :func:`trajectory`: the per-item protocol (decide on every item, learn only when queried)
-  recording every decision and a copy of the state after every round.
+(:class:`FixedRng` and :func:`trajectory`, the per-item protocol with prepared uniforms, are
+the contract battery's, :mod:`learners.checks`.)
+
 * :func:`calibrate_delta`: bisection on log2(delta) for a target query ratio (the real-data
   tests run the replay engine, ``learners.evaluation.engine.replay``);
 * :func:`assert_two_class_matches_binary`: a two-class multiclass learner tracks its binary
@@ -19,30 +18,7 @@ import numpy as np
 import pytest
 
 import learners
-
-
-class FixedRng:
-    """A stand-in Generator whose ``random()`` returns prepared uniforms in order."""
-
-    def __init__(self, *uniforms: float) -> None:
-        self.values = list(uniforms)
-
-    def random(self) -> float:
-        return self.values.pop(0)
-
-
-def trajectory(lrn: learners.Learner, items: Sequence[Any], labels: Sequence[Any],
-               rng: Any) -> list[tuple[learners.Decision, dict[str, np.ndarray]]]:
-    """Run the protocol item by item; return (decision, state arrays copy) per round."""
-    out = []
-    for x, y in zip(items, labels, strict=True):
-        d = lrn.decide(x, rng)
-        if d.queried:
-            lrn.learn(x, y)
-        else:
-            lrn.observe(x)
-        out.append((d, {k: np.array(v, copy=True) for k, v in lrn.get_state()["arrays"].items()}))
-    return out
+from learners.checks import FixedRng, trajectory
 
 
 def calibrate_delta(run_ratio: Callable[[float], float], target: float, lo: float, hi: float,
