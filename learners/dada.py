@@ -4,6 +4,7 @@
   line 13) or the mirror-descent update (D-AMD, line 14).
 * :class:`MDADA`: multiclass Algorithm 2 (section 5): one weight row and one diagonal
   matrix per class.
+* :class:`AdaptiveDiagonal`: the parameters and the state layout the two share.
 
 Parameter names ("one meaning of delta everywhere"): ``delta`` is the spec's query
 scale ``b`` (larger, more queries); ``smoothing`` is the spec's ``delta`` added to the
@@ -32,13 +33,13 @@ Decisions where the spec is silent or the authors' code differs:
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import kernels
-from .base import QUERY_MODES, BlockDecisions, StreamDecisions, statistic_query_probability
+from .base import QUERY_MODES, BlockDecisions, Learner, StreamDecisions, statistic_query_probability
 from .linear import (
     LinearBinary,
     MulticlassLinear,
@@ -70,14 +71,51 @@ def a_weight(rule: str, sq_norm: np.ndarray) -> np.ndarray:
     return kernels.a_weights(A_RULES.index(rule), np.ascontiguousarray(sq_norm, dtype=np.float64))
 
 
-def _check(update: str, a_t: str) -> None:
-    if update not in UPDATES:
-        raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
-    if a_t not in A_RULES:
-        raise ValueError(f"a_t must be one of {A_RULES}, got {a_t!r}")
+class AdaptiveDiagonal(Learner):
+    """What the binary and multiclass families share (mixed in before their base class): the
+    update rule (``update``: "DA" dual averaging or "MD" mirror descent), ``a_t``, ``smoothing``
+    (None: the class's :attr:`DEFAULT_SMOOTHING`) and ``eta``, and the state beside the weights.
+
+    :attr:`ARRAYS` names the weights, the diagonal ``s`` of accumulated gradient norms (the
+    weights' shape, zeros) and the sum of subgradients ``theta`` (DA only: the weights' shape;
+    MD keeps an empty last axis), the arrays of the learner's state.
+    """
+
+    ARRAYS: ClassVar[tuple[str, str, str]]
+    DEFAULT_SMOOTHING: ClassVar[float]
+
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, update: str = "DA",
+                 a_t: str = "feature", smoothing: float | None = None, eta: float = 1.0,
+                 **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
+        if update not in UPDATES:
+            raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
+        if a_t not in A_RULES:
+            raise ValueError(f"a_t must be one of {A_RULES}, got {a_t!r}")
+        self.dual_averaging = update == "DA"
+        self.a_t = a_t
+        self.smoothing = float(self.DEFAULT_SMOOTHING if smoothing is None else smoothing)
+        self.eta = float(eta)
+        weights, diagonal, sums = self.ARRAYS
+        shape = getattr(self, weights).shape
+        setattr(self, diagonal, np.zeros(shape))
+        setattr(self, sums, np.zeros((*shape[:-1], shape[-1] if self.dual_averaging else 0)))
+
+    def _own_params(self) -> dict[str, Any]:
+        return {"a_t": self.a_t, "smoothing": self.smoothing, "eta": self.eta}
+
+    def _stored(self) -> tuple[str, ...]:
+        return self.ARRAYS if self.dual_averaging else self.ARRAYS[:2]
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in self._stored()}
+
+    def _load_arrays(self, arrays, extra) -> None:
+        for name in self._stored():
+            setattr(self, name, arrays[name].astype(np.float64))
 
 
-class DADA(LinearBinary):
+class DADA(AdaptiveDiagonal, LinearBinary):
     """Binary D-ADA / D-AMD (dada.md section 3, Algorithm 1).
 
     State: ``w`` (d,), ``s`` (d,) with ``s_i = ||G_{1:t,i}||_2``, and for DA ``theta`` (d,),
@@ -98,20 +136,10 @@ class DADA(LinearBinary):
     ([1.0, 0.0], [-1.0, 0.0], [0.5, 0.0])
     """
 
-    def __init__(self, n_features: int, classes: Sequence[Hashable], *, update: str = "DA",
-                 a_t: str = "feature", smoothing: float = BINARY_SMOOTHING, eta: float = 1.0,
-                 **common: Any) -> None:
-        super().__init__(n_features, classes, **common)
-        _check(update, a_t)
-        self.dual_averaging = update == "DA"
-        self.a_t = a_t
-        self.smoothing = float(smoothing)
-        self.eta = float(eta)
-        self.s = np.zeros(self.n_features)
-        self.theta = np.zeros(self.n_features if self.dual_averaging else 0)
-
-    def _own_params(self) -> dict[str, Any]:
-        return {"a_t": self.a_t, "smoothing": self.smoothing, "eta": self.eta}
+    ARRAYS = ("w", "s", "theta")
+    DEFAULT_SMOOTHING = BINARY_SMOOTHING
+    s: np.ndarray
+    theta: np.ndarray
 
     def _predict_and_query(self, idx, vals, predict_only):
         m, stat = kernels.dada_statistic(self.w, self.s, idx, vals, 0, len(idx), A_RULES.index(self.a_t),
@@ -144,18 +172,8 @@ class DADA(LinearBinary):
                             out.codes, out.query_probs, out.queried)
         return out
 
-    def _state_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {"w": self.w, "s": self.s}
-        return {**arrays, "theta": self.theta} if self.dual_averaging else arrays
 
-    def _load_arrays(self, arrays, extra) -> None:
-        self.w = arrays["w"].astype(np.float64)
-        self.s = arrays["s"].astype(np.float64)
-        if self.dual_averaging:
-            self.theta = arrays["theta"].astype(np.float64)
-
-
-class MDADA(MulticlassLinear):
+class MDADA(AdaptiveDiagonal, MulticlassLinear):
     """Multiclass MD-ADA / MD-AMD (dada.md section 5, Algorithm 2).
 
     State: ``W`` (k, d), ``S`` (k, d) (one diagonal per class) and for DA ``Theta`` (k, d)
@@ -177,20 +195,10 @@ class MDADA(MulticlassLinear):
     [[-0.5, 0.0], [0.0, 0.0], [0.5, 0.0]]
     """
 
-    def __init__(self, n_features: int, classes: Sequence[Hashable], *, update: str = "DA",
-                 a_t: str = "feature", smoothing: float = MULTICLASS_SMOOTHING, eta: float = 1.0,
-                 **common: Any) -> None:
-        super().__init__(n_features, classes, **common)
-        _check(update, a_t)
-        self.dual_averaging = update == "DA"
-        self.a_t = a_t
-        self.smoothing = float(smoothing)
-        self.eta = float(eta)
-        self.S = np.zeros(self.W.shape)
-        self.Theta = np.zeros((len(self.classes), self.n_features if self.dual_averaging else 0))
-
-    def _own_params(self) -> dict[str, Any]:
-        return {"a_t": self.a_t, "smoothing": self.smoothing, "eta": self.eta}
+    ARRAYS = ("W", "S", "Theta")
+    DEFAULT_SMOOTHING = MULTICLASS_SMOOTHING
+    S: np.ndarray
+    Theta: np.ndarray
 
     def _active_query(self, idx, vals, code, gap) -> float:
         sq = vals * vals
@@ -218,16 +226,6 @@ class MDADA(MulticlassLinear):
         for row, sign in ((r, 1.0), (code, -1.0)):  # g^(r) = +x, g^(y) = -x
             kernels.adaptive_step(self.W[row], self.S[row], self.Theta[row], idx, vals, 0, len(idx), sign,
                                   self.eta, self.smoothing, self.dual_averaging)
-
-    def _state_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {"W": self.W, "S": self.S}
-        return {**arrays, "Theta": self.Theta} if self.dual_averaging else arrays
-
-    def _load_arrays(self, arrays, extra) -> None:
-        self.W = arrays["W"].astype(np.float64)
-        self.S = arrays["S"].astype(np.float64)
-        if self.dual_averaging:
-            self.Theta = arrays["Theta"].astype(np.float64)
 
 
 def _dada_params(smoothing: float) -> tuple[Param, ...]:

@@ -207,6 +207,8 @@ def paa_stream(data, indices, indptr, codes, u, w, delta, variant, C, mode, p, p
 def dada_stream(data, indices, indptr, codes, u, w, s, theta, dual_averaging, a_rule, eta, smoothing,
                 delta, mode, p, pred, qp, queried):
     """Decide + learn each row of a CSR stream for binary D-ADA / D-AMD (as :func:`paa_stream`)."""
+    # the same loop as paa_stream around other rules: a numba-forced twin (a rule passed in as a
+    # function would not be inlined, and these loops are the replay's hot path)
     labels = 0
     for i in range(len(indptr) - 1):
         a, b = indptr[i], indptr[i + 1]

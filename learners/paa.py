@@ -3,6 +3,7 @@
 * :class:`PAA`: binary PAA / PAA-I / PAA-II (spec section 1, Algorithm 2).
 * :class:`MPAA`: multiclass MPAA / MPAA-I / MPAA-II (section 2, Algorithm 3).
 * :class:`CSPAA`: cost-sensitive CSPAA with optional adaptive delta (section 3, Algorithm 4).
+* :class:`PAStep`: the variant and ``C`` that PAA and MPAA share.
 
 Decisions taken where the spec is silent (each also marked where it is applied):
 
@@ -22,15 +23,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import kernels
-from .base import QUERY_MODES, StreamDecisions
+from .base import QUERY_MODES, Learner, StreamDecisions
 
 # LinearBinary, MulticlassLinear and top_two_gap lived here first; they are re-exported so
 # that code written against this module keeps working.
 from .linear import LinearBinary, MulticlassLinear, top_two_gap
 from .registry import Param, delta_param, register
 
-__all__ = ["CSPAA", "MPAA", "PAA", "LinearBinary", "MulticlassLinear", "c_param", "pa_step",
-           "top_two_gap"]
+__all__ = ["CSPAA", "MPAA", "PAA", "LinearBinary", "MulticlassLinear", "PAStep", "c_param",
+           "pa_step", "top_two_gap"]
 
 VARIANTS = kernels.PA_VARIANTS
 
@@ -44,7 +45,23 @@ def pa_step(variant: str, loss: float, sq_norm: float, C: float, multiclass: boo
     return kernels.pa_step(VARIANTS.index(variant), loss, sq_norm, C, multiclass)
 
 
-class PAA(LinearBinary):
+class PAStep(Learner):
+    """What the binary and multiclass PA families share (mixed in before their base class):
+    the variant (one of :data:`VARIANTS`) and its aggressiveness ``C`` (> 0; PA has none)."""
+
+    def __init__(self, n_features: int, classes: Sequence[Hashable], *, variant: str = "PA-I",
+                 C: float = 1.0, **common: Any) -> None:
+        super().__init__(n_features, classes, **common)
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        self.variant = variant
+        self.C = float(C)
+
+    def _own_params(self) -> dict[str, Any]:
+        return {} if self.variant == "PA" else {"C": self.C}  # PA (hard margin) has no C
+
+
+class PAA(PAStep, LinearBinary):
     """Binary PAA family (paa.md section 1, Algorithm 2).
 
     Score: the margin ``p_t = w.x``. Query: ``delta/(delta+|p_t|)``. On a queried round with
@@ -65,17 +82,6 @@ class PAA(LinearBinary):
     >>> lrn.query_probability(np.array([2.0, 1.0]))  # delta/(delta + |w.x|) = 1/(1 + 1)
     0.5
     """
-
-    def __init__(self, n_features: int, classes: Sequence[Hashable], *, variant: str = "PA-I",
-                 C: float = 1.0, **common: Any) -> None:
-        super().__init__(n_features, classes, **common)
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        self.variant = variant
-        self.C = float(C)
-
-    def _own_params(self) -> dict[str, Any]:
-        return {} if self.variant == "PA" else {"C": self.C}  # PA (hard margin) has no C
 
     def _update(self, idx, vals, code) -> None:
         # ||x|| = 0 leaves w unchanged (module docstring)
@@ -147,7 +153,7 @@ class CSPAA(LinearBinary):
                           VARIANTS.index("PA-I"), self.C)
 
 
-class MPAA(MulticlassLinear):
+class MPAA(PAStep, MulticlassLinear):
     """Multiclass PAA family (paa.md section 2, Algorithm 3), one weight row per class.
 
     Score: the gap ``p_t = s^(yhat) - max_{r != yhat} s^r`` between the top two class
@@ -166,17 +172,6 @@ class MPAA(MulticlassLinear):
     >>> lrn.predict(np.array([[1.0, 0.0]])).tolist()
     ['b']
     """
-
-    def __init__(self, n_features: int, classes: Sequence[Hashable], *, variant: str = "PA-I",
-                 C: float = 1.0, **common: Any) -> None:
-        super().__init__(n_features, classes, **common)
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        self.variant = variant
-        self.C = float(C)
-
-    def _own_params(self) -> dict[str, Any]:
-        return {} if self.variant == "PA" else {"C": self.C}  # PA (hard margin) has no C
 
     def _update(self, idx, vals, code) -> None:
         s = self._scores(idx, vals)

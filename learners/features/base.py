@@ -76,6 +76,12 @@ ROW_NORM = Param("norm", 1.0, float, "L2 norm of each row (before any intercept 
                  "row stays zero)", low=0.0, low_open=True, high=100.0)
 
 
+def hashed_columns(low: int) -> Param:
+    """The width option of a hashing featurizer: 2**18 columns by default, at least ``low``."""
+    return Param("n_features", 2**18, int, "number of hashed columns (2 MB of weights per class "
+                 "at 2**18)", low=low, high=2**24, log=True)
+
+
 def scale_rows(rows: RowsT, norm: float) -> RowsT:
     """Unit-norm ``rows`` (CSR or a dense array) scaled to L2 norm ``norm`` (:data:`ROW_NORM`).
 

@@ -42,7 +42,15 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 
 from ..params import Param
-from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, ROW_NORM, BaseFeaturizer, decode_utf8, scale_rows
+from .base import (
+    INTERCEPT,
+    NEW_PROJECT_INTERCEPT,
+    ROW_NORM,
+    BaseFeaturizer,
+    decode_utf8,
+    hashed_columns,
+    scale_rows,
+)
 
 TOKEN_PATTERN = r"(?u)\b\w+\b"
 
@@ -54,8 +62,7 @@ class TextFeaturizer(BaseFeaturizer):
     name = "hashed-ngrams"
     version = 1
     options = (
-        Param("n_features", 2**18, int, "number of hashed columns (2 MB of weights per class "
-              "at 2**18)", low=2**4, high=2**24, log=True),
+        hashed_columns(low=2**4),
         Param("lowercase", True, bool, "lowercase the text before tokenizing"),
         ROW_NORM,
         INTERCEPT,

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from ..params import Param
-from .base import INTERCEPT, ROW_NORM, BaseFeaturizer, FeatureError, decode_utf8, scale_rows
+from .base import INTERCEPT, ROW_NORM, BaseFeaturizer, FeatureError, decode_utf8, hashed_columns, scale_rows
 
 
 def _framed(url: str) -> str:
@@ -58,8 +58,7 @@ class UrlNgramFeaturizer(BaseFeaturizer):
     name = "url-ngrams"
     version = 1
     options = (
-        Param("n_features", 2**18, int, "number of hashed columns (2 MB of weights per class "
-              "at 2**18)", low=2**5, high=2**24, log=True),
+        hashed_columns(low=2**5),
         Param("ngram_min", 2, int, "shortest character n-gram", low=1, high=8),
         Param("ngram_max", 5, int, "longest character n-gram (at least ngram_min)", low=1, high=8),
         Param("lowercase", True, bool, "lowercase the URL (host names are case-insensitive)"),
