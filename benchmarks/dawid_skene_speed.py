@@ -27,7 +27,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from learners.aggregation import dawid_skene, majority_vote
+from learners.aggregation import dawid_skene
+from learners.evaluation.majority import majority_vote
 
 ACCURACIES = (0.9, 0.85, 0.8, 0.75, 0.1)  # the last one: careless (random over 10 classes)
 N_CLASSES = 10

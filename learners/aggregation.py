@@ -1,5 +1,5 @@
-"""Aggregating several annotators' labels per item (docs/teams.md): majority vote and
-Dawid-Skene EM. Pure numpy, no Django.
+"""Aggregating several annotators' labels per item (docs/teams.md): Dawid-Skene EM. Pure numpy,
+no Django. (The majority vote it is measured against: :mod:`learners.evaluation.majority`.)
 
 Opinions are integer triples ``(item, annotator, class)`` with ``0 <= item < n_items``,
 ``0 <= annotator < n_annotators`` and ``0 <= class < n_classes`` (callers map their own ids).
@@ -55,7 +55,7 @@ class DawidSkene:
         return diag @ self.priors
 
 
-def _check(opinions: np.ndarray, n_items: int, n_annotators: int, n_classes: int) -> np.ndarray:
+def check_opinions(opinions: np.ndarray, n_items: int, n_annotators: int, n_classes: int) -> np.ndarray:
     """The opinions as an ``(n, 3)`` int array; ValueError for an index out of range."""
     ops = np.asarray(opinions, dtype=np.int64).reshape(-1, 3)
     for col, size, what in ((0, n_items, "item"), (1, n_annotators, "annotator"), (2, n_classes, "class")):
@@ -64,28 +64,11 @@ def _check(opinions: np.ndarray, n_items: int, n_annotators: int, n_classes: int
     return ops
 
 
-def vote_counts(opinions: np.ndarray, n_items: int, n_classes: int) -> np.ndarray:
-    """``counts[i, j]``: opinions saying item i is class j."""
-    ops = _check(opinions, n_items, np.iinfo(np.int64).max, n_classes)
-    counts = np.zeros((n_items, n_classes))
-    np.add.at(counts, (ops[:, 0], ops[:, 2]), 1.0)
-    return counts
-
-
-def majority_vote(opinions: np.ndarray, n_items: int, n_classes: int) -> np.ndarray:
-    """Each item's class said by more than half of its opinions, -1 where none is (a tie, no
-    strict majority, or no opinion)."""
-    counts = vote_counts(opinions, n_items, n_classes)
-    best = np.argmax(counts, axis=1)
-    strict = counts[np.arange(n_items), best] * 2 > counts.sum(axis=1)
-    return np.where(strict, best, -1)
-
-
 def dawid_skene(opinions: np.ndarray, n_items: int, n_annotators: int, n_classes: int, *,
                 max_iter: int = 100, tol: float = 1e-4, smoothing: float = 0.01) -> DawidSkene:
     """Fit Dawid-Skene by EM (module docstring) until no posterior moves by ``tol`` or more in an
     iteration (or ``max_iter`` iterations). Items without an opinion keep the priors."""
-    ops = _check(opinions, n_items, n_annotators, n_classes)
+    ops = check_opinions(opinions, n_items, n_annotators, n_classes)
     items, annotators, said = ops[:, 0], ops[:, 1], ops[:, 2]
     # item x opinion incidence: sums over an item's opinions become one sparse product
     incidence = sp.csr_matrix((np.ones(len(ops)), (items, np.arange(len(ops)))), shape=(n_items, len(ops)))

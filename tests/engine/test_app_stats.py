@@ -3,8 +3,8 @@
 A random stream is driven through the real domain functions (lease, label right or wrong,
 skip, undo, leases left open) and the pipeline, with a checkpoint step small enough to be
 doubled several times; after every pipeline run the metrics and the curves read from the
-aggregates must equal what the whole log gives (:mod:`annotator.labelling.engine.decision_log`, the
-definition of the rule, applied to the whole log).
+aggregates must equal what the whole log gives (:mod:`tests.support.decision_log`: the rule of
+:mod:`annotator.labelling.engine.decision_log` applied to the whole log).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pytest
 
 from annotator.labelling.annotation.actions import lease_next, skip_item, submit_label, undo_last_label
 from annotator.labelling.engine import running_totals
-from annotator.labelling.engine.decision_log import covered_accuracy, decision_log
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import StreamStats
 from annotator.labelling.reporting.dashboard import curves
 from annotator.labelling.reporting.metrics import project_metrics
 from learners.evaluation.metrics import accuracy
 from tests.support.app import digits_project, member
+from tests.support.decision_log import covered_accuracy, decision_log
 
 pytestmark = pytest.mark.django_db
 

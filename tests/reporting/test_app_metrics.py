@@ -9,11 +9,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotator.labelling.engine.decision_log import covered_accuracy, decision_log
 from annotator.labelling.models import Item, Label, Membership, Project
 from annotator.labelling.reporting.dashboard import curves
 from annotator.labelling.reporting.metrics import project_metrics
 from tests.support.app import member, text_project
+from tests.support.decision_log import covered_accuracy, decision_log
 from tests.support.html import parse
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,9 @@
   fail in CI;
 * :mod:`.app` -- projects with real items, users, a real Celery worker process;
 * :mod:`.browser` -- Playwright driving Debian's Chromium;
-* :mod:`.linear` -- trajectory, fixed-uniform and calibration helpers of the learner tests;
+* :mod:`.decision_log` -- a project's whole decision log and the estimate over it, which the
+  running totals must equal;
+* :mod:`.linear` -- calibration and two-class helpers of the learner tests;
 * :mod:`.raw_data` -- readers of the raw items in the shared datasets;
 * :mod:`.synthetic` -- small random sparse problems.
 """

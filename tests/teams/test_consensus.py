@@ -17,7 +17,8 @@ from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Consensus, Item, Label, LearnerState, Membership, Review
 from annotator.labelling.projects.creation import create_project
 from annotator.labelling.teams import consensus, reviews
-from learners.aggregation import dawid_skene, majority_vote
+from learners.aggregation import dawid_skene
+from learners.evaluation.majority import majority_vote
 from tests.support.app import digits_project, member
 
 

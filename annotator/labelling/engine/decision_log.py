@@ -1,21 +1,18 @@
-"""The decision log of a project and the importance-weighted accuracy over its covered prefix.
+"""One decided item of a project's decision log and the rule of the prefix an estimate covers.
 
-One definition of the rule that both the metrics (:mod:`.metrics`) and the dashboard's curves
-(:mod:`.dashboard`) use: the Horvitz-Thompson estimate needs the label of every queried item of
-the stream it covers, so it covers the longest prefix of the log (in ``seq`` order) before the
-first queried item still waiting for a label; queried items that will never have one (skipped)
-are left out of that stream. See docs/architecture.md ("Metrics").
+The importance-weighted (Horvitz-Thompson) accuracy needs the label of every queried item of the
+stream it covers, so it covers the longest prefix of the log (in ``seq`` order) before the first
+queried item still waiting for a label (:attr:`Decision.awaiting_label`); queried items that will
+never have one (skipped: :attr:`Decision.label_missing`) are left out of that stream. The running
+totals (:mod:`.running_totals`) walk their frontier by this rule, so the metrics, the dashboard's
+curves and the model card follow it without reading the log. See docs/architecture.md ("Metrics").
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
-
-from annotator.labelling.models import Item, Label, Project
-from learners.evaluation.metrics import Estimate, importance_weighted_accuracy
+from annotator.labelling.models import Item
 
 
 class Decision(NamedTuple):
@@ -43,36 +40,3 @@ class Decision(NamedTuple):
     def label_missing(self) -> bool:
         """Queried without a label (waiting for it, or skipped for good)."""
         return self.queried and self.label is None
-
-
-class CoveredEstimate(NamedTuple):
-    """The importance-weighted accuracy over the covered prefix of a decision log."""
-
-    estimate: Estimate
-    #: length of the covered prefix: the estimate covers ``log[:stop]``
-    stop: int
-    #: items of that prefix in the estimator's stream (queried items without a label left out)
-    seen: int
-
-
-def decision_log(project: Project) -> list[Decision]:
-    """Every decided item of ``project`` in ``seq`` order (two queries)."""
-    labels = dict(Label.objects.filter(project=project, primary=True).values_list("item_id", "value"))
-    rows = (Item.objects.filter(project=project).decided().order_by("seq")
-            .values_list("id", "seq", "status", "prediction", "query_prob", "queried", "gold"))
-    return [Decision(seq, status, pred, q, bool(queried), gold, labels.get(pk))
-            for pk, seq, status, pred, q, queried, gold in rows]
-
-
-def covered_accuracy(log: Sequence[Decision]) -> CoveredEstimate:
-    """The importance-weighted accuracy of the longest prefix of ``log`` it can cover.
-
-    ``stop`` < ``len(log)`` when a queried item of ``log`` still waits for its label.
-    """
-    stop = next((i for i, d in enumerate(log) if d.awaiting_label), len(log))
-    stream = [d for d in log[:stop] if not d.label_missing]
-    covered = [d for d in stream if d.queried]
-    estimate = importance_weighted_accuracy(
-        np.array([d.label == d.prediction for d in covered], dtype=bool),
-        np.array([d.query_prob for d in covered], dtype=float), len(stream))
-    return CoveredEstimate(estimate, stop, len(stream))

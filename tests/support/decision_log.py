@@ -1,0 +1,48 @@
+"""The whole decision log of a project and the estimate over its covered prefix, computed from
+every row: what the running totals (:mod:`annotator.labelling.engine.running_totals`) must
+equal. No request reads the whole log; tests compare the totals against this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from annotator.labelling.engine.decision_log import Decision
+from annotator.labelling.models import Item, Label, Project
+from learners.evaluation.metrics import Estimate, importance_weighted_accuracy
+
+
+class CoveredEstimate(NamedTuple):
+    """The importance-weighted accuracy over the covered prefix of a decision log."""
+
+    estimate: Estimate
+    #: length of the covered prefix: the estimate covers ``log[:stop]``
+    stop: int
+    #: items of that prefix in the estimator's stream (queried items without a label left out)
+    seen: int
+
+
+def decision_log(project: Project) -> list[Decision]:
+    """Every decided item of ``project`` in ``seq`` order (two queries)."""
+    labels = dict(Label.objects.filter(project=project, primary=True).values_list("item_id", "value"))
+    rows = (Item.objects.filter(project=project).decided().order_by("seq")
+            .values_list("id", "seq", "status", "prediction", "query_prob", "queried", "gold"))
+    return [Decision(seq, status, pred, q, bool(queried), gold, labels.get(pk))
+            for pk, seq, status, pred, q, queried, gold in rows]
+
+
+def covered_accuracy(log: Sequence[Decision]) -> CoveredEstimate:
+    """The importance-weighted accuracy of the longest prefix of ``log`` it can cover.
+
+    ``stop`` < ``len(log)`` when a queried item of ``log`` still waits for its label.
+    """
+    stop = next((i for i, d in enumerate(log) if d.awaiting_label), len(log))
+    stream = [d for d in log[:stop] if not d.label_missing]
+    covered = [d for d in stream if d.queried]
+    estimate = importance_weighted_accuracy(
+        np.array([d.label == d.prediction for d in covered], dtype=bool),
+        np.array([d.query_prob for d in covered], dtype=float), len(stream))
+    return CoveredEstimate(estimate, stop, len(stream))
