@@ -49,7 +49,7 @@ from annotator.labelling.projects.access import is_project_admin, may_review, pr
 from annotator.labelling.teams.honeypots import holds_honeypot
 from annotator.labelling.worker import send
 
-from .request import AppRequest, class_buttons, item_display
+from .request import AppRequest, class_buttons, item_display, polled_panel, refused_panel
 
 
 def progress(project: Project, user: Any) -> dict[str, int]:
@@ -138,9 +138,7 @@ def next_item(request: AppRequest, pk: int) -> HttpResponse:
     """Polled while nothing waits: the next item's panel, or 204 when there is still none."""
     project = project_for(request.user, pk)
     item = _lease(project, request.user)
-    if item is None and request.htmx:
-        return HttpResponse(status=204)
-    return _panel(request, project, item)
+    return polled_panel(request, item, lambda: _panel(request, project, item))
 
 
 @login_required
@@ -227,8 +225,6 @@ def change(request: AppRequest, pk: int, label_pk: int) -> HttpResponse:
 
 
 def _refuse(request: AppRequest, project: Project, message: str, status: int) -> HttpResponse:
-    """A refused action: plain text for form posts, the current panel with the message for htmx."""
-    if not request.htmx:
-        return HttpResponse(message, status=status, content_type="text/plain")
-    # base.html lets htmx swap 4xx answers: the panel carries the message
-    return _panel(request, project, _lease(project, request.user), message, status)
+    """A refused action (:func:`.request.refused_panel`), beside the next leased item for htmx."""
+    return refused_panel(request, message, status, lambda error, code: _panel(
+        request, project, _lease(project, request.user), error, code))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django_htmx.middleware import HtmxDetails
 
@@ -22,6 +23,26 @@ class AppRequest(HttpRequest):
 
     user: User
     htmx: HtmxDetails
+
+
+# -- the one-at-a-time leased panel of the queue and the review queue (``#queue-item``, queue.js)
+def polled_panel(request: AppRequest, leased: object | None,
+                 panel: Callable[[], HttpResponse]) -> HttpResponse:
+    """The answer to the idle panel's poll: 204 while nothing was leased (htmx keeps the page as
+    it is), else ``panel()`` (a plain GET always gets the panel)."""
+    if leased is None and request.htmx:
+        return HttpResponse(status=204)
+    return panel()
+
+
+def refused_panel(request: AppRequest, message: str, status: int,
+                  panel: Callable[[str, int], HttpResponse]) -> HttpResponse:
+    """A refused action on the panel: the plain-text ``message`` with ``status`` for a form post;
+    for htmx, ``panel(message, status)``: the current panel carrying the message (base.html
+    lets htmx swap 4xx answers)."""
+    if not request.htmx:
+        return HttpResponse(message, status=status, content_type="text/plain")
+    return panel(message, status)
 
 
 def image_type(filename: str) -> str:

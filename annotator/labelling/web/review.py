@@ -31,7 +31,7 @@ from annotator.labelling.teams.reviews import (
 )
 from annotator.labelling.worker import send
 
-from .request import AppRequest, class_buttons, item_display
+from .request import AppRequest, class_buttons, item_display, polled_panel, refused_panel
 
 
 def _review_project(request: AppRequest, pk: int) -> Project:
@@ -73,9 +73,7 @@ def review_next(request: AppRequest, pk: int) -> HttpResponse:
     """Polled while nothing waits: the next review's panel, or 204 when there is still none."""
     project = _review_project(request, pk)
     review = lease_review(project, request.user)
-    if review is None and request.htmx:
-        return HttpResponse(status=204)
-    return _panel(request, project, review)
+    return polled_panel(request, review, lambda: _panel(request, project, review))
 
 
 @login_required
@@ -99,7 +97,6 @@ def review_decide(request: AppRequest, pk: int, review_pk: int) -> HttpResponse:
 
 
 def _refuse(request: AppRequest, project: Project, message: str, status: int) -> HttpResponse:
-    """A refused decision: plain text for form posts, the current panel with the message for htmx."""
-    if not request.htmx:
-        return HttpResponse(message, status=status, content_type="text/plain")
-    return _panel(request, project, lease_review(project, request.user), message, status)
+    """A refused decision (:func:`.request.refused_panel`), beside the next leased review for htmx."""
+    return refused_panel(request, message, status, lambda error, code: _panel(
+        request, project, lease_review(project, request.user), error, code))
