@@ -3,7 +3,9 @@
 Docstrings and comments of every Python file may cite ``docs/...`` pages (and the algorithm
 pages by their bare name, ``paa.md``); each cited file must exist. Nothing may cite a file that
 lives outside the repository (the design note or the paper specs of the folder beside it,
-:data:`OUTSIDE`). The links between the docs pages resolve too.
+:data:`OUTSIDE`). The links between the docs pages resolve too. docs/architecture.md lists every
+package and every module of ``annotator/`` and ``learners/``, and no module that is gone. No
+code file cites the work tracker ("issue N"): that history is docs/history.md's.
 """
 
 from __future__ import annotations
@@ -108,6 +110,67 @@ def test_links_between_docs_pages_resolve():
     assert not broken, broken
 
 
+#: the folders whose every module the architecture page's tables list
+CODE_ROOTS = ("annotator", "learners")
+HEADING = re.compile(r"^### `([\w/]+/)`\s*$")
+CELL_NAME = re.compile(r"`([\w/.]+\.py)`")
+
+
+def documented_modules() -> dict[str, list[str]]:
+    """``{module path: [table rows naming it]}`` from the tables of docs/architecture.md's
+    "Modules" section: each ``### `folder/``` heading's table names modules relative to it, in
+    backticks in its first cell (several per row allowed)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## Modules\n", 1)[1].split("\n## ", 1)[0]
+    found: dict[str, list[str]] = {}
+    folder = None
+    for line in section.splitlines():
+        heading = HEADING.match(line)
+        if heading:
+            folder = heading.group(1)
+        elif folder and line.startswith("|") and not line.startswith(("| module", "|---")):
+            for name in CELL_NAME.findall(line.split("|")[1]):
+                found.setdefault(folder + name, []).append(line)
+    return found
+
+
+def code_modules() -> set[str]:
+    """Every module of :data:`CODE_ROOTS` but the migrations and the ``__init__.py`` files that
+    hold nothing but a docstring."""
+    out = set()
+    for root in CODE_ROOTS:
+        for path in (ROOT / root).rglob("*.py"):
+            rel = path.relative_to(ROOT)
+            if SKIP_DIRS & set(rel.parts) or "migrations" in rel.parts:
+                continue
+            if path.name == "__init__.py":
+                body = ast.parse(path.read_text(encoding="utf-8")).body
+                if all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body):
+                    continue
+            out.add(rel.as_posix())
+    return out
+
+
+def test_the_architecture_page_lists_every_module_and_no_other():
+    documented, modules = documented_modules(), code_modules()
+    missing = sorted(modules - set(documented))
+    stale = sorted(set(documented) - modules)
+    assert not missing, f"docs/architecture.md, Modules: add a row for each of {missing}"
+    assert not stale, f"docs/architecture.md, Modules: these rows name no module: {stale}"
+
+
+def test_the_architecture_page_has_one_line_per_package():
+    """Every package (a folder with ``__init__.py``) of :data:`CODE_ROOTS` has its line under
+    "Packages"."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## Packages\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\* `([\w/]+)/`", section, re.MULTILINE))
+    packages = {p.parent.relative_to(ROOT).as_posix() for root in CODE_ROOTS
+                for p in (ROOT / root).rglob("__init__.py") if not SKIP_DIRS & set(p.relative_to(ROOT).parts)}
+    packages -= {"annotator/labelling/management/commands"}  # Django's folder, the line of management/
+    assert packages <= listed, f"docs/architecture.md, Packages: add a line for {sorted(packages - listed)}"
+
+
 #: a citation of the work tracker: "issue 18", "Issue 19 item 4", "issue-19", "issues 14"
 TRACKER = re.compile(r"\bissues?[ -]?#?[0-9]+", re.IGNORECASE)
 #: tracked files that are not code: prose pages, where history belongs (docs/history.md), and images
@@ -145,5 +208,10 @@ def test_the_checker_finds_what_it_must():
     cited = ("(issue 18)", "Issue 19 item 4", "the issue-19 panels", "issues 14 and 15", "issue #7")
     assert all(TRACKER.search(text) for text in cited)
     assert not any(TRACKER.search(text) for text in ("issue the same SQL", "issueRequest:K", "tissue 3"))
+    documented, modules = documented_modules(), code_modules()
+    app = "annotator/labelling/"
+    assert {"learners/kmc_fit.py", "learners/kmc.py", app + "ingest/__init__.py"} <= set(documented)
+    assert app + "ingest/__init__.py" in modules and "learners/features/image.py" in modules
+    assert not {app + "engine/__init__.py", app + "migrations/0001_initial.py"} & modules
     files = code_files()
     assert any(p.name == "htmx.min.js" for p in files) and not any(p.suffix == ".md" for p in files)
