@@ -1,6 +1,6 @@
 """Properties of the linear learners (PAA, SOAL, D-ADA/D-AMD and baseline families) beyond the
-contract battery (tests/learners/test_learner_contract.py, every learner): the query modes, all-zero
-items, extreme values and a huge delta. OASIS and KMC have no such linear properties (their
+contract battery (:mod:`learners.checks`, every learner, query modes included): all-zero items,
+extreme values and a huge delta. OASIS and KMC have no such linear properties (their
 query rules do not reach 1 with delta, their scores are not margins).
 """
 
@@ -52,17 +52,6 @@ def states_equal(a, b):
     assert a.keys() == b.keys()
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])
-
-
-@pytest.mark.parametrize("name,params", CONFIGS, ids=IDS)
-def test_query_modes_random_and_all(name, params):
-    """query="all" is the fully supervised mode, query="random" the random-query baseline."""
-    X, y, u = stream(name, 300, seed=4)
-    full = trajectory(build(name, params, query="all"), list(X), y, FixedRng(*u))
-    assert all(d.query_prob == 1.0 and d.queried for d, _ in full)
-    rand = trajectory(build(name, params, query="random", p=0.25), list(X), y, FixedRng(*u))
-    assert all(d.query_prob == 0.25 for d, _ in rand)
-    assert [d.queried for d, _ in rand] == list(u < 0.25)
 
 
 @pytest.mark.parametrize("name,params", CONFIGS, ids=IDS)
