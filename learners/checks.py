@@ -48,7 +48,7 @@ from .base import QUERY_MODES, Decision, Learner, state_from_bytes, state_to_byt
 from .evaluation.engine import replay_compiled, replay_fast, replay_per_item
 from .features import make_featurizer
 from .model_file import load_model, save_model
-from .registry import REGISTRY, make
+from .registry import get_spec, make
 
 __all__ = ["CHECKS", "FixedRng", "Subject", "check_learner", "subject", "trajectory"]
 
@@ -119,9 +119,10 @@ def subject(learner: type[Learner] | str, n_classes: int | None = None,
     registered name (built by :func:`learners.make`, which adds the registry's fixed arguments).
 
     n_classes: None = 2 for a binary learner, else 3. params: constructor parameters (``delta``
-    defaults to 0.5 so that the small streams query some items but not all).
+    defaults to 0.5 so that the small streams query some items but not all). ValueError for a
+    name that is not registered.
     """
-    cls = REGISTRY[learner].cls if isinstance(learner, str) else learner
+    cls = get_spec(learner).cls if isinstance(learner, str) else learner
     k = n_classes or (2 if cls.binary else 3)
     classes: tuple[Hashable, ...] = ("neg", "pos") if k == 2 else tuple(f"c{i}" for i in range(k))
     base = {"delta": 0.5, **(params or {})}
