@@ -29,6 +29,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from annotator.labelling.reporting.dataset_export import PROVENANCES
 from learners.uploads.records import MAX_FILENAME_LENGTH
 
 #: the key of an API item's content per item kind (text and URLs: as in CSV/JSONL uploads)
@@ -57,6 +58,24 @@ ITEM_STATE = {"type": "object", "required": ["id", "seq", "status"], "properties
     "prediction": {"description": "a class value, null until decided or when hidden"},
     "score": {"type": ["number", "null"]}, "query_prob": {"type": ["number", "null"]},
     "queried": {"type": ["boolean", "null"]}, "model_version": {"type": ["integer", "null"]}}}
+CLASS_VALUE = {"type": ["string", "integer", "null"], "description": "a class value; null: none"}
+WHEN = {"type": ["string", "null"], "description": "ISO 8601 time; null: none"}
+DATASET_ROW = {
+    "type": "object", "description": "one JSON Lines row (the CSV and Parquet columns are the same)",
+    "required": ["id", "seq", "item", "label", "provenance"], "properties": {
+    "id": {"type": "integer"}, "seq": {"type": "integer"},
+    "item": {"description": "the text or URL, the image file name, or the vector's [index, value] pairs"},
+    "label": CLASS_VALUE, "provenance": {"type": "string", "enum": list(PROVENANCES)},
+    "labelled_at": WHEN, "annotator": {"type": ["string", "null"]},
+    "method": {"type": ["string", "null"], "description": "human: majority, dawid-skene, adjudication or "
+               "relabel (an admin); null: one annotator"},
+    "drawn": {"type": ["boolean", "null"], "description": "human: false for an admin's relabel (not drawn by "
+              "the query rule, left out of the importance-weighted estimates)"},
+    "opinions": {"type": ["array", "null"], "description": "[annotator, class] of each standing opinion"},
+    "reviewer": {"type": ["string", "null"]}, "prediction": CLASS_VALUE,
+    "score": {"type": ["number", "null"]}, "query_prob": {"type": ["number", "null"]},
+    "queried": {"type": ["boolean", "null"]}, "model_version": {"type": ["integer", "null"]},
+    "decided_at": WHEN, "gold": CLASS_VALUE, "status": {"type": "string"}}}
 REVIEW = {"type": "object", "required": ["review_id", "item_id", "seq", "reason", "sample_prob",
                                           "model_label", "value", "decided_by", "decided_at"], "properties": {
     "review_id": {"type": "integer"}, "item_id": {"type": "integer"}, "seq": {"type": "integer"},

@@ -4,7 +4,9 @@ One definition of the rule that both the metrics (:mod:`.metrics`) and the dashb
 (:mod:`.dashboard`) use: the Horvitz-Thompson estimate needs the label of every queried item of
 the stream it covers, so it covers the longest prefix of the log (in ``seq`` order) before the
 first queried item still waiting for a label; queried items that will never have one (skipped)
-are left out of that stream. See docs/architecture.md ("Metrics").
+are left out of that stream, and so are queried items whose label an admin replaced (a label not
+drawn by the query rule, ``Label.drawn`` False: docs/estimates.md). See docs/architecture.md
+("Metrics").
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ class CoveredEstimate(NamedTuple):
 
 def decision_log(project: Project) -> list[Decision]:
     """Every decided item of ``project`` in ``seq`` order (two queries)."""
-    labels = dict(Label.objects.filter(project=project, primary=True).values_list("item_id", "value"))
+    labels = dict(Label.objects.filter(project=project, primary=True, drawn=True)
+                  .values_list("item_id", "value"))
     rows = (Item.objects.filter(project=project).decided().order_by("seq")
             .values_list("id", "seq", "status", "prediction", "query_prob", "queried", "gold"))
     return [Decision(seq, status, pred, q, bool(queried), gold, labels.get(pk))
