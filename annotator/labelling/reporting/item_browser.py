@@ -57,9 +57,11 @@ def _escape(text: str) -> str:
     return "".join("\\" + c if not c.isalnum() and c not in "-_" else c for c in text)
 
 
-def filter_q(project: Project, query: Mapping[str, str]) -> tuple[Q, dict[str, str]]:
+def filter_q(project: Project, query: Mapping[str, str], hidden: tuple[str, ...] = ()
+             ) -> tuple[Q, dict[str, str]]:
     """``(Q on the annotated items, the filters kept)`` of a query; ValueError naming the key for
-    an unknown key or value."""
+    an unknown key or value. ``hidden``: provenances the viewer may not tell from ``model``
+    (an annotator: honeypots and audits), refused as filters and found by ``provenance=model``."""
     unknown = sorted(k for k in query if k not in KEYS)
     if unknown:
         raise ValueError(f"unknown filter {unknown[0]!r}; the filters are {', '.join(KEYS[:-1])}")
@@ -78,9 +80,10 @@ def filter_q(project: Project, query: Mapping[str, str]) -> tuple[Q, dict[str, s
                 raise ValueError(f"unknown status {text!r}; one of {', '.join(Item.Status.values)}")
             q &= Q(status=text)
         elif key == "provenance":
-            if text not in PROVENANCES:
-                raise ValueError(f"unknown provenance {text!r}; one of {', '.join(PROVENANCES)}")
-            q &= Q(provenance=text)
+            shown = [p for p in PROVENANCES if p not in hidden]
+            if text not in shown:
+                raise ValueError(f"unknown provenance {text!r}; one of {', '.join(shown)}")
+            q &= Q(provenance__in=[text, *hidden]) if text == "model" else Q(provenance=text)
         elif key == "predicted":
             q &= Q(prediction=project.parse_class(text))
         elif key == "confidence":
@@ -117,10 +120,11 @@ def _after(query: Mapping[str, str], project: Project) -> int:
     return after
 
 
-def browse(project: Project, query: Mapping[str, str], size: int = PAGE_SIZE) -> Page:
-    """The page of ``query`` (module docstring). ValueError for a bad filter, :class:`PastTheEndError`
-    for an ``after`` past the last item."""
-    q, kept = filter_q(project, query)
+def browse(project: Project, query: Mapping[str, str], size: int = PAGE_SIZE,
+           hidden: tuple[str, ...] = ()) -> Page:
+    """The page of ``query`` (module docstring; ``hidden`` as :func:`filter_q`'s). ValueError for a
+    bad filter, :class:`PastTheEndError` for an ``after`` past the last item."""
+    q, kept = filter_q(project, query, hidden)
     after = _after(query, project)
     rows = list(annotated_items(project).filter(q, seq__gt=after).order_by("seq")
                 .values(*ITEM_COLUMNS, "confidence")[:size + 1])

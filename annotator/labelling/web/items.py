@@ -68,11 +68,9 @@ def item_browser(request: AppRequest, pk: int) -> HttpResponse:
     if not sees_items(request.user, project):
         raise PermissionDenied("the item browser is for the project's admins")
     admin = is_project_admin(request.user, project)
-    query = request.GET.dict()
-    if not admin and query.get("provenance") in ("honeypot", "audited"):
-        query["provenance"] = "unknown to you"
+    hidden = () if admin else tuple(p for p in dataset_export.PROVENANCES if p not in ANNOTATOR_PROVENANCES)
     try:
-        page = browse(project, query)
+        page = browse(project, request.GET.dict(), hidden=hidden)
     except PastTheEndError as exc:
         return HttpResponse(str(exc), status=404, content_type="text/plain")
     except ValueError as exc:
