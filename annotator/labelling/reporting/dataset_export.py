@@ -181,20 +181,24 @@ def _pages(project: Project, filters: Filters, after: int = -1) -> Iterator[list
         after = page[-1]["seq"]
 
 
-def related_rows(ids: list[int], overlapped: list[int]) -> dict[str, Any]:
-    """For the items ``ids`` (one query per table): their primary labels, consensuses and decided
-    audits, and the standing opinions of the ``overlapped`` ones or of any with a
-    consensus."""
+def related_rows(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """For the item rows ``items`` (of :data:`ITEM_COLUMNS`; at most one query per table, each for
+    the few items whose provenance needs it): the primary labels and consensuses of the ``human``
+    ones, the decided audits of the ``audited`` ones, and the standing opinions of the overlapped
+    ones and of those with a consensus."""
+    human = [r["id"] for r in items if r["provenance"] == "human"]
+    audited = [r["id"] for r in items if r["provenance"] == "audited"]
     primary = {i: (v, at, who, drawn) for i, v, at, who, drawn in Label.objects.filter(
-        item_id__in=ids, primary=True).values_list("item_id", "value", "created", "annotator__username",
-                                                   "drawn")}
-    agreed = {i: (m, who) for i, m, who in Consensus.objects.filter(item_id__in=ids).values_list(
-        "item_id", "method", "decided_by__username")}
+        item_id__in=human, primary=True).values_list("item_id", "value", "created", "annotator__username",
+                                                     "drawn")} if human else {}
+    agreed = {i: (m, who) for i, m, who in Consensus.objects.filter(item_id__in=human).values_list(
+        "item_id", "method", "decided_by__username")} if human else {}
     audits = {i: (v, at, who) for i, v, at, who in Review.objects.filter(
-        item_id__in=ids, reason=Review.Reason.AUDIT, decided_at__isnull=False).values_list(
-        "item_id", "value", "decided_at", "decided_by__username")}
+        item_id__in=audited, reason=Review.Reason.AUDIT, decided_at__isnull=False).values_list(
+        "item_id", "value", "decided_at", "decided_by__username")} if audited else {}
     opinions: dict[int, list[list[Any]]] = {}
-    wanted = sorted(set(overlapped) | set(agreed))
+    wanted = sorted({r["id"] for r in items if r["overlap_k"] > 1 and r["provenance"] != "pending"}
+                    | set(agreed))
     if wanted:
         for i, who, v in (Label.objects.filter(item_id__in=wanted, undone_at__isnull=True,
                                                kind=Label.Kind.OPINION, drawn=True)
@@ -231,8 +235,7 @@ def dataset_rows(project: Project, filters: Filters | None = None) -> Iterator[d
     (times as ``datetime``; :func:`jsonable` turns a row into JSON values)."""
     filters = filters or Filters()
     for page in _pages(project, filters):
-        ids = [r["id"] for r in page]
-        related = related_rows(ids, [r["id"] for r in page if r["overlap_k"] > 1])
+        related = related_rows(page)
         for item in page:
             row = {"id": item["id"], "seq": item["seq"],
                    "item": _content(project, item["text"], item["filename"], item["vector_pairs"]),

@@ -130,7 +130,7 @@ def browse(project: Project, query: Mapping[str, str], size: int = PAGE_SIZE,
                 .values(*ITEM_COLUMNS, "confidence")[:size + 1])
     more = len(rows) > size
     rows = rows[:size]
-    related = related_rows([r["id"] for r in rows], [r["id"] for r in rows if r["overlap_k"] > 1])
+    related = related_rows(rows)
     for row in rows:
         row.update(provenance(row, related))
     return Page(rows, rows[-1]["seq"] if more and rows else None, kept)
