@@ -40,7 +40,7 @@ FORMATS = ("csv", "jsonl", "parquet")
 PAGES = {"first page": "", "status=labelled": "status=labelled", "provenance=human": "provenance=human",
          "predicted=spam": "predicted=spam", "confidence=low": "confidence=low",
          "disagreement=model": "disagreement=model", "q=free (text contains)": "q=free",
-         "provenance=audited (rare: 0.02%)": "provenance=audited",
+         "provenance=audited (200 items)": "provenance=audited",
          "a page deep in the stream (after=N/2)": "after={half}"}
 REQUESTS, WARM = 30, 3
 
@@ -91,8 +91,9 @@ def load_state(n: int, pairs: list[tuple[str, str]]) -> tuple[int, Path]:
             status = "labelled" if kind[i] < 0.05 else "queued" if kind[i] < 0.055 else "auto"
             s = float(scores[i])
             q = 1.0 / (1.0 + abs(s)) if status != "auto" else max(0.001, 0.2 / (1.0 + abs(s)))
-            copy.write_row((project.pk, i, text, "", json.dumps(gold), status,
-                            json.dumps("spam" if s > 0 else "ham"), s, q, status != "auto", i // 1000, now, now))
+            prediction = json.dumps("spam" if s > 0 else "ham")
+            copy.write_row((project.pk, i, text, "", json.dumps(gold), status, prediction, s, q,
+                            status != "auto", i // 1000, now, now))
     labelled = list(Item.objects.filter(project=project, status="labelled").values_list("id", "prediction"))
     table = connection.ops.quote_name(Label._meta.db_table)
     lcols = ("item_id", "project_id", "annotator_id", "value", "kind", "seconds", "primary", "created",
@@ -101,12 +102,15 @@ def load_state(n: int, pairs: list[tuple[str, str]]) -> tuple[int, Path]:
             f"COPY {table} ({', '.join(connection.ops.quote_name(c) for c in lcols)}) FROM STDIN") as copy:
         for k, (pk, prediction) in enumerate(labelled):
             value = prediction if k % 10 else ("ham" if prediction == "spam" else "spam")
-            copy.write_row((pk, project.pk, ann.pk, json.dumps(value), "opinion", 3.0, True, now, k + 1, True))
+            copy.write_row((pk, project.pk, ann.pk, json.dumps(value), "opinion", 3.0, True, now, k + 1,
+                            True))
     autos = list(Item.objects.filter(project=project, status="auto").order_by("?")
                  .values_list("id", "gold")[:400])
-    Honeypot.objects.bulk_create([Honeypot(project=project, item_id=pk, annotator=ann) for pk, _ in autos[:200]])
-    Review.objects.bulk_create([Review(project=project, item_id=pk, reason="audit", sample_prob=0.01, value=gold,
-                                       decided_by=admin, decided_at=datetime.now(UTC)) for pk, gold in autos[200:]])
+    Honeypot.objects.bulk_create([Honeypot(project=project, item_id=pk, annotator=ann)
+                                  for pk, _ in autos[:200]])
+    Review.objects.bulk_create([Review(project=project, item_id=pk, reason="audit", sample_prob=0.01,
+                                       value=gold, decided_by=admin, decided_at=datetime.now(UTC))
+                                for pk, gold in autos[200:]])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     return project.pk, SMS if SMS.exists() else Path("synthetic")
@@ -180,7 +184,8 @@ def main() -> None:
              "script). Machine load (`uptime`, 1/5/15 min) at the start: "
              f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}; at the end: "
              f"{load_after[0]:.2f} / {load_after[1]:.2f} / {load_after[2]:.2f} (2 cores, shared with other "
-             "work: the times are upper bounds).", "", "## Export (`manage.py export_dataset`, a fresh process)", "",
+             "work: the times are upper bounds).", "",
+             "## Export (`manage.py export_dataset`, a fresh process)", "",
              "| items | format | wall time, s | peak memory, MB | file, MB |", "|---:|---|---:|---:|---:|"]
     for n, (exports, _) in results.items():
         for fmt, e in exports.items():

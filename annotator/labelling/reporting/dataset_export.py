@@ -78,7 +78,7 @@ class Filters:
 
     def item_q(self) -> Q:
         """The filters decided by the database, on the item rows."""
-        q = Q(provenance__in=sorted(self.provenance)) if self.provenance else Q()
+        q = provenance_q(self.provenance) if self.provenance else Q()
         if self.min_confidence is not None:
             q &= Q(confidence__gte=self.min_confidence)
         if self.max_confidence is not None:
@@ -142,20 +142,41 @@ def _content(project: Project, text: str, filename: str, pairs: Any) -> Any:
     return text
 
 
-def provenance_case() -> Case:
-    """SQL: the provenance of an item's final label (module docstring), in this order: a primary
-    label makes it ``human``; else not decided ``pending``; a honeypot with a gold class
-    ``honeypot``; a decided audit ``audited``; decided without a query ``model``; else ``waiting``.
-    Each test is an ``EXISTS`` by an index of the item's id (labels, honeypots, reviews)."""
+def provenance_rules() -> list[tuple[str, Q]]:
+    """The provenance of an item's final label (module docstring) as ``(name, condition)`` in
+    order: the first condition an item meets names it. A primary label makes it ``human``; else
+    not decided ``pending``; a honeypot with a gold class ``honeypot``; a decided audit
+    ``audited``; decided without a query ``model``; else ``waiting``. Each ``EXISTS`` goes by an
+    index of the item's id (labels, honeypots, reviews)."""
     item = OuterRef("pk")
-    return Case(
-        When(Exists(Label.objects.filter(item=item, primary=True)), then=Value("human")),
-        When(status=Item.Status.PENDING, then=Value("pending")),
-        When(Q(Exists(Honeypot.objects.filter(item=item))) & Q(gold__isnull=False), then=Value("honeypot")),
-        When(Exists(Review.objects.filter(item=item, reason=Review.Reason.AUDIT, decided_at__isnull=False)),
-             then=Value("audited")),
-        When(status=Item.Status.AUTO, then=Value("model")),
-        default=Value("waiting"))
+    return [
+        ("human", Q(Exists(Label.objects.filter(item=item, primary=True)))),
+        ("pending", Q(status=Item.Status.PENDING)),
+        ("honeypot", Q(Exists(Honeypot.objects.filter(item=item))) & Q(gold__isnull=False)),
+        ("audited", Q(Exists(Review.objects.filter(item=item, reason=Review.Reason.AUDIT,
+                                                   decided_at__isnull=False)))),
+        ("model", Q(status=Item.Status.AUTO)),
+        ("waiting", Q()),
+    ]
+
+
+def provenance_case() -> Case:
+    """SQL: the provenance of an item (:func:`provenance_rules`) as one ``CASE``."""
+    *rules, (last, _) = provenance_rules()
+    return Case(*(When(cond, then=Value(name)) for name, cond in rules), default=Value(last))
+
+
+def provenance_q(wanted: Iterable[str]) -> Q:
+    """SQL: the items whose provenance is one of ``wanted``, as plain conditions (its rule and
+    the negation of every earlier one) rather than a test of :func:`provenance_case`, so that the
+    database can start from the few items a rare provenance has (an index of the table its
+    ``EXISTS`` reads) instead of walking every item."""
+    found, earlier = Q(pk__in=[]), Q()
+    for name, cond in provenance_rules():
+        if name in wanted:
+            found |= cond & ~earlier if earlier else cond
+        earlier = earlier | cond if earlier else cond
+    return found
 
 
 def annotated_items(project: Project) -> Any:

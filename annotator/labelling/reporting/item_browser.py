@@ -22,7 +22,7 @@ from django.db.models import Exists, OuterRef, Q
 from annotator.labelling.models import Consensus, Item, Label, Project
 from annotator.labelling.teams.consensus import RELABEL
 
-from .dataset_export import ITEM_COLUMNS, PROVENANCES, annotated_items, provenance, related_rows
+from .dataset_export import ITEM_COLUMNS, PROVENANCES, annotated_items, provenance, provenance_q, related_rows
 
 #: items per page
 PAGE_SIZE = 50
@@ -83,7 +83,7 @@ def filter_q(project: Project, query: Mapping[str, str], hidden: tuple[str, ...]
             shown = [p for p in PROVENANCES if p not in hidden]
             if text not in shown:
                 raise ValueError(f"unknown provenance {text!r}; one of {', '.join(shown)}")
-            q &= Q(provenance__in=[text, *hidden]) if text == "model" else Q(provenance=text)
+            q &= provenance_q([text, *hidden] if text == "model" else [text])
         elif key == "predicted":
             q &= Q(prediction=project.parse_class(text))
         elif key == "confidence":
