@@ -366,7 +366,7 @@ class Label(models.Model):
     undone_at = models.DateTimeField(null=True, blank=True,
                                      help_text="set when the annotator undid this label (it is then "
                                                "not primary and the learner is rebuilt without it)")
-    # docs/estimates.md: the importance-weighted estimates weight a label by 1/q, q the probability
+    # docs/dataset.md: the importance-weighted estimates weight a label by 1/q, q the probability
     # with which the query rule drew its item; an admin's relabel (.annotation.relabel) was chosen
     # by a person, with no such probability, so it teaches the learner but never enters them
     drawn = models.BooleanField(db_default=True, default=True, help_text="the label answers a draw "

@@ -1,4 +1,4 @@
-"""An admin's relabel (docs/dataset.md, docs/estimates.md): the label teaches the learner like any
+"""An admin's relabel (docs/dataset.md, docs/dataset.md): the label teaches the learner like any
 other, is marked as not drawn by the query rule and stays out of the importance-weighted estimate
 and the label counts; refused relabels (a class that does not exist, an item of another project,
 a pending item, an annotator) get a clear 4xx and change nothing."""

@@ -7,7 +7,7 @@ label the learner had learnt is overturned by a rebuild (a new model version), a
 recorded as the item's final decision (:func:`.consensus.resolve`, method
 :data:`.consensus.RELABEL`, so a later consensus never overrides it) and its label is marked
 ``drawn=False``: the admin chose the item, the query rule did not draw it, so the
-importance-weighted estimates leave it out (:mod:`.running_totals`, docs/estimates.md).
+importance-weighted estimates leave it out (:mod:`.running_totals`, docs/dataset.md).
 """
 
 from __future__ import annotations

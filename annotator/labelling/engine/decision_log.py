@@ -5,7 +5,7 @@ One definition of the rule that both the metrics (:mod:`.metrics`) and the dashb
 the stream it covers, so it covers the longest prefix of the log (in ``seq`` order) before the
 first queried item still waiting for a label; queried items that will never have one (skipped)
 are left out of that stream, and so are queried items whose label an admin replaced (a label not
-drawn by the query rule, ``Label.drawn`` False: docs/estimates.md). See docs/architecture.md
+drawn by the query rule, ``Label.drawn`` False: docs/dataset.md). See docs/architecture.md
 ("Metrics").
 """
 

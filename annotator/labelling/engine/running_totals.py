@@ -25,7 +25,7 @@ Labels an admin gave by choice (``Label.drawn`` False, :mod:`.annotation.relabel
 nowhere here: the label counts describe the sample the query rule drew, and the
 importance-weighted sums weight a label by 1/q, which only a drawn label has. A queried item
 whose label an admin replaced is left out of the estimator's stream as a skipped one is
-(docs/estimates.md says why).
+(docs/dataset.md says why).
 """
 
 from __future__ import annotations

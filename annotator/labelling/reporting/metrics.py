@@ -6,7 +6,7 @@ aggregates (:mod:`.running_totals`, issue 18) so that a request costs the same a
 * ``seen``: items decided so far; ``queried`` and ``query_ratio`` = queried / seen.
 * ``labels``: primary labels given through the query rule; ``seconds_per_label``: mean
   annotator time per label (labels with a recorded time). An admin's relabel (``Label.drawn``
-  False) is in none of these figures (docs/estimates.md).
+  False) is in none of these figures (docs/dataset.md).
 * ``accuracy_gold``: exact online accuracy of the logged predictions over every decided item
   that has a known (gold) class, queried or not.
 * ``accuracy_iw``: the importance-weighted (Horvitz-Thompson) estimate of online accuracy
