@@ -230,7 +230,8 @@ def validate_items_body(body: Any, kind: str) -> None:
 def operation(**methods: dict[str, Any]) -> Callable[[Any], Any]:
     """Attach OpenAPI operations (by lower-case method) to a view: each ``{"summary",
     "parameters", "body" (a schema, or a function of the item kind (None: any) giving it),
-    "answers" ({status: (description, schema or None)})}``."""
+    "answers" ({status: (description, schema or None)}, or ``(description, None, {media type:
+    schema})`` for an answer that is not JSON)}``."""
     def attach(view: Any) -> Any:
         view.openapi = methods
         return view
@@ -261,8 +262,10 @@ def _operation(spec: dict[str, Any], path_params: list[dict[str, Any]]) -> dict[
                **{str(k): v for k, v in spec["answers"].items()}}
     out: dict[str, Any] = {
         "summary": spec["summary"], "parameters": path_params + spec.get("parameters", []),
-        "responses": {str(code): {"description": text, "content": _json(schema)}
-                      for code, (text, schema) in sorted(answers.items())},
+        "responses": {str(code): {"description": answer[0], "content": (
+                          {media: {"schema": s} for media, s in answer[2].items()} if len(answer) > 2
+                          else _json(answer[1]))}
+                      for code, answer in sorted(answers.items())},
         "security": [{"token": []}, {"session": []}],
     }
     if "body" in spec:

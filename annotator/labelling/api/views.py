@@ -315,8 +315,11 @@ DATASET_FILTERS = [
 @operation(get={"summary": "The labelled dataset: every item with its final label and where it came from "
                            "(human, model, audited, honeypot, waiting, pending), streamed",
                 "parameters": [FORMAT, *DATASET_FILTERS],
-                "answers": {200: ("one row per item in arrival order (CSV, JSON Lines or Parquet)",
-                                  DATASET_ROW)}})
+                "answers": {200: ("one row per item in arrival order (CSV, JSON Lines or Parquet)", None, {
+                    dataset_export.CONTENT_TYPES["jsonl"]: DATASET_ROW,
+                    dataset_export.CONTENT_TYPES["csv"]: {"type": "string"},
+                    dataset_export.CONTENT_TYPES["parquet"]: {"type": "string", "contentMediaType":
+                                                              dataset_export.CONTENT_TYPES["parquet"]}})}})
 @require_GET
 def dataset(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpResponse:
     project = _admin_project(request, pk)
