@@ -39,6 +39,7 @@ FORMATS = ("csv", "jsonl", "parquet")
 PAGES = {"first page": "", "status=labelled": "status=labelled", "provenance=human": "provenance=human",
          "predicted=spam": "predicted=spam", "confidence=low": "confidence=low",
          "disagreement=model": "disagreement=model", "q=free (text contains)": "q=free",
+         "q=xyzzy (matches nothing: reads every item)": "q=xyzzy",
          "provenance=audited (200 items)": "provenance=audited",
          "a page deep in the stream (after=N/2)": "after={half}"}
 REQUESTS, WARM = 30, 3

@@ -119,6 +119,9 @@ def test_annotators_only_where_allowed_and_never_see_honeypots():
     page = client.get(url).content.decode()
     assert "honeypot" not in page and "relabel" not in page
     assert client.get(url + "?provenance=honeypot").status_code == 400
+    for guess in ("predicted=1", "confidence=low", "disagreement=model"):  # the guesses are hidden
+        response = client.get(f"{url}?{guess}")
+        assert response.status_code == 400 and "guesses" in response.content.decode()
     admin = _admin(project)
     assert _walk(admin, url + "?provenance=honeypot") == [auto.seq]
     # another project's admin cannot see it

@@ -36,6 +36,9 @@ from .request import AppRequest
 #: provenances an annotator sees as they are; the others pass for the model's (honeypots and audits
 #: are the admins' to know, docs/teams.md)
 ANNOTATOR_PROVENANCES = ("human", "model", "waiting", "pending")
+#: filters that read the model's guesses (refused to an annotator who may not see them; so is
+#: ``disagreement=model``)
+PREDICTION_FILTERS = ("predicted", "confidence")
 
 
 def _content(project: Project, row: dict[str, Any]) -> str:
@@ -69,13 +72,19 @@ def item_browser(request: AppRequest, pk: int) -> HttpResponse:
         raise PermissionDenied("the item browser is for the project's admins")
     admin = is_project_admin(request.user, project)
     hidden = () if admin else tuple(p for p in dataset_export.PROVENANCES if p not in ANNOTATOR_PROVENANCES)
+    predictions = sees_predictions(request.user, project)
+    guessing = [k for k in PREDICTION_FILTERS if request.GET.get(k)]
+    if request.GET.get("disagreement") == "model":
+        guessing.append("disagreement")
+    if guessing and not predictions:
+        return HttpResponse("this project does not show the model's guesses to annotators: no filter "
+                            f"by {guessing[0]}", status=400, content_type="text/plain")
     try:
         page = browse(project, request.GET.dict(), hidden=hidden)
     except PastTheEndError as exc:
         return HttpResponse(str(exc), status=404, content_type="text/plain")
     except ValueError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
-    predictions = sees_predictions(request.user, project)
     rows = [dict(_as_seen(r, admin, predictions), content=_content(project, r)) for r in page.rows]
     next_query = request.GET.copy()
     if page.next_after is not None:
