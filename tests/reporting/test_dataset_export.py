@@ -125,6 +125,8 @@ def test_every_item_once_with_its_provenance_in_every_format(tmp_path):
     call_command("export_dataset", str(project.pk), str(path), stdout=io.StringIO())
     table = pq.read_table(path)
     assert table.column_names[:5] == ["id", "seq", "item", "label", "provenance"]
+    names = dict(Item.objects.filter(project=project).values_list("id", "filename"))
+    assert all(row["item"] == names[row["id"]] for row in table.to_pylist())  # file names as text
     _check(table.to_pylist(), expected, _parquet_value)
 
 
@@ -208,3 +210,23 @@ def test_every_item_once_on_postgresql(services, tmp_path):
     if connection.vendor != "postgresql":
         pytest.skip("this session runs on SQLite; run it with DATABASE_URL=postgres://...")
     test_every_item_once_with_its_provenance_in_every_format(tmp_path)
+
+
+def test_vector_items_are_their_pairs_in_every_format(tmp_path):
+    import pyarrow.parquet as pq
+
+    from annotator.labelling.ingest import import_records
+    from tests.support.app import text_project, vector_records
+
+    project = text_project(name="vectors", item_kind="vectors", classes=[0, 1],
+                           featurizer_config={"kind": "vectors", "n_features": 8})
+    import_records(project, vector_records([0, 1], 3))
+    pairs = list(Item.objects.filter(project=project).order_by("seq").values_list("vector_pairs", flat=True))
+    api = Client(HTTP_AUTHORIZATION=f"Token {project.api_token}")
+    lines = b"".join(api.get(f"/api/projects/{project.pk}/dataset").streaming_content).decode().splitlines()
+    assert [json.loads(line)["item"] for line in lines] == pairs
+    text = b"".join(api.get(f"/api/projects/{project.pk}/dataset", {"format": "csv"}).streaming_content)
+    assert [json.loads(r["item"]) for r in csv.DictReader(io.StringIO(text.decode()))] == pairs
+    path = tmp_path / "v.parquet"
+    call_command("export_dataset", str(project.pk), str(path), stdout=io.StringIO())
+    assert [json.loads(v) for v in pq.read_table(path).column("item").to_pylist()] == pairs

@@ -333,8 +333,18 @@ def _parquet_schema() -> Any:
     return pa.schema([(f, types.get(f, text)) for f in FIELDS])
 
 
-#: text columns holding a class value or a list: JSON in Parquet (module docstring)
-JSON_COLUMNS = ("item", "label", "prediction", "gold", "opinions")
+#: text columns holding a class value or a list: JSON in Parquet (module docstring); ``item`` is
+#: JSON only for vectors (a text, URL or file name stays plain text)
+JSON_COLUMNS = ("label", "prediction", "gold", "opinions")
+
+
+def _parquet_cell(name: str, value: Any) -> Any:
+    """``value`` of column ``name`` as the Parquet schema holds it."""
+    if value is None:
+        return None
+    if name in JSON_COLUMNS or (name == "item" and not isinstance(value, str)):
+        return json.dumps(value)
+    return value
 
 
 def dataset_parquet(rows: Iterable[Mapping[str, Any]]) -> Iterator[bytes]:
@@ -349,8 +359,7 @@ def dataset_parquet(rows: Iterable[Mapping[str, Any]]) -> Iterator[bytes]:
     writer = pq.ParquetWriter(sink, schema)
 
     def flush(batch: list[Mapping[str, Any]]) -> None:
-        columns = {f: [None if r[f] is None else (json.dumps(r[f]) if f in JSON_COLUMNS else r[f])
-                       for r in batch] for f in FIELDS}
+        columns = {f: [_parquet_cell(f, r[f]) for r in batch] for f in FIELDS}
         writer.write_table(pa.table(columns, schema=schema))
 
     batch: list[Mapping[str, Any]] = []
