@@ -78,6 +78,9 @@ class Project(models.Model):
     show_prediction = models.BooleanField(default=False, help_text="show the model's guess to annotators")
     dashboard_for_annotators = models.BooleanField(default=False,
                                                    help_text="annotators may open the dashboard too")
+    items_for_annotators = models.BooleanField(default=False, db_default=False,
+                                               help_text="annotators may open the item browser too "
+                                               "(read only; docs/dataset.md)")
     budget_ratio = models.FloatField(null=True, blank=True, help_text="label budget as a target query "
                                      "ratio in (0, 1]: the budget controller adapts delta (None = off)")
     budget_per_day = models.PositiveIntegerField(null=True, blank=True, help_text="label budget in labels "
@@ -342,7 +345,8 @@ class Label(models.Model):
     (:mod:`.consensus`) makes one so. ``kind``: an annotator's opinion, or a reviewer's
     adjudication whose value no annotator gave (not an opinion: agreement leaves it out).
     ``applied_version``: the learner version that includes this label (None = not applied yet);
-    labels are applied in ``id`` order.
+    labels are applied in ``id`` order. ``drawn``: False for an admin's relabel
+    (:mod:`.annotation.relabel`), which the importance-weighted estimates leave out.
     """
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="labels")
@@ -362,6 +366,11 @@ class Label(models.Model):
     undone_at = models.DateTimeField(null=True, blank=True,
                                      help_text="set when the annotator undid this label (it is then "
                                                "not primary and the learner is rebuilt without it)")
+    # docs/dataset.md: the importance-weighted estimates weight a label by 1/q, q the probability
+    # with which the query rule drew its item; an admin's relabel (.annotation.relabel) was chosen
+    # by a person, with no such probability, so it teaches the learner but never enters them
+    drawn = models.BooleanField(db_default=True, default=True, help_text="the label answers a draw "
+                                "of the query rule (False: an admin relabelled the item by choice)")
 
     class Meta:
         ordering = ["id"]

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from annotator.labelling.api import views as api
-from annotator.labelling.web import console, dashboard, planner, projects, queue, review
+from annotator.labelling.web import console, dashboard, items, planner, projects, queue, review
 
 urlpatterns = [
     path("", projects.project_list, name="project-list"),
@@ -39,7 +39,11 @@ urlpatterns = [
          name="export-opinions-csv"),
     path("projects/<int:pk>/export/opinions.jsonl", projects.export_table,
          {"table": "opinions", "fmt": "jsonl"}, name="export-opinions-jsonl"),
+    path("projects/<int:pk>/items/", items.item_browser, name="items"),
+    path("projects/<int:pk>/items/<int:item_pk>/relabel", items.item_relabel, name="item-relabel"),
+    path("projects/<int:pk>/export/dataset.<str:fmt>", items.export_dataset, name="export-dataset"),
     path("api/projects/<int:pk>/items", api.items, name="api-items"),
+    path("api/projects/<int:pk>/dataset", api.dataset, name="api-dataset"),
     path("api/projects/<int:pk>/metrics", api.metrics, name="api-metrics"),
     path("api/projects/<int:pk>/opinions", api.opinions, name="api-opinions"),
     path("api/projects/<int:pk>/agreement", api.agreement, name="api-agreement"),

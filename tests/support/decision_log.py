@@ -27,7 +27,8 @@ class CoveredEstimate(NamedTuple):
 
 def decision_log(project: Project) -> list[Decision]:
     """Every decided item of ``project`` in ``seq`` order (two queries)."""
-    labels = dict(Label.objects.filter(project=project, primary=True).values_list("item_id", "value"))
+    labels = dict(Label.objects.filter(project=project, primary=True, drawn=True)
+                  .values_list("item_id", "value"))
     rows = (Item.objects.filter(project=project).decided().order_by("seq")
             .values_list("id", "seq", "status", "prediction", "query_prob", "queried", "gold"))
     return [Decision(seq, status, pred, q, bool(queried), gold, labels.get(pk))

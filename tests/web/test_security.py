@@ -53,12 +53,16 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "export-labels-jsonl": ("get", (LOGIN, 404, 403, 200)),
     "export-opinions-csv": ("get", (LOGIN, 404, 403, 200)),
     "export-opinions-jsonl": ("get", (LOGIN, 404, 403, 200)),
+    "export-dataset": ("get", (LOGIN, 404, 403, 200)),
+    "items": ("get", (LOGIN, 404, 403, 200)),  # annotators too when the project allows (test_item_browser)
+    "item-relabel": ("post", (LOGIN, 404, 403, 400)),  # admins only; no value posted
     "api-items": ("get", (403, 404, 200, 200)),  # token, or a member's session (read-only)
     "api-metrics": ("get", (403, 404, 403, 200)),  # the project keeps its dashboard for admins
     "api-opinions": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-agreement": ("get", (403, 404, 403, 200)),
     "api-quality": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-reviews": ("get", (403, 404, 403, 200)),  # token, or a reviewer's or an admin's session
+    "api-dataset": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),
@@ -109,7 +113,7 @@ def world(db):
                                   value=project.classes[0], primary=False)  # an opinion: item unchanged
     review = Review.objects.create(project=project, item=item, reason=Review.Reason.DISAGREEMENT)
     kwargs = {"pk": project.pk, "item_pk": item.pk, "label_pk": theirs.pk, "job_pk": job.pk, "run_pk": run.pk,
-              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password"}
+              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password", "fmt": "csv"}
     return project, users, kwargs
 
 

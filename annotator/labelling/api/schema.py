@@ -29,6 +29,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from annotator.labelling.reporting.dataset_export import PROVENANCES
 from learners.uploads.records import MAX_FILENAME_LENGTH
 
 #: the key of an API item's content per item kind (text and URLs: as in CSV/JSONL uploads)
@@ -57,6 +58,24 @@ ITEM_STATE = {"type": "object", "required": ["id", "seq", "status"], "properties
     "prediction": {"description": "a class value, null until decided or when hidden"},
     "score": {"type": ["number", "null"]}, "query_prob": {"type": ["number", "null"]},
     "queried": {"type": ["boolean", "null"]}, "model_version": {"type": ["integer", "null"]}}}
+CLASS_VALUE = {"type": ["string", "integer", "null"], "description": "a class value; null: none"}
+WHEN = {"type": ["string", "null"], "description": "ISO 8601 time; null: none"}
+DATASET_ROW = {
+    "type": "object", "description": "one JSON Lines row (the CSV and Parquet columns are the same)",
+    "required": ["id", "seq", "item", "label", "provenance"], "properties": {
+    "id": {"type": "integer"}, "seq": {"type": "integer"},
+    "item": {"description": "the text or URL, the image file name, or the vector's [index, value] pairs"},
+    "label": CLASS_VALUE, "provenance": {"type": "string", "enum": list(PROVENANCES)},
+    "labelled_at": WHEN, "annotator": {"type": ["string", "null"]},
+    "method": {"type": ["string", "null"], "description": "human: majority, dawid-skene, adjudication or "
+               "relabel (an admin); null: one annotator"},
+    "drawn": {"type": ["boolean", "null"], "description": "human: false for an admin's relabel (not drawn by "
+              "the query rule, left out of the importance-weighted estimates)"},
+    "opinions": {"type": ["array", "null"], "description": "[annotator, class] of each standing opinion"},
+    "reviewer": {"type": ["string", "null"]}, "prediction": CLASS_VALUE,
+    "score": {"type": ["number", "null"]}, "query_prob": {"type": ["number", "null"]},
+    "queried": {"type": ["boolean", "null"]}, "model_version": {"type": ["integer", "null"]},
+    "decided_at": WHEN, "gold": CLASS_VALUE, "status": {"type": "string"}}}
 REVIEW = {"type": "object", "required": ["review_id", "item_id", "seq", "reason", "sample_prob",
                                           "model_label", "value", "decided_by", "decided_at"], "properties": {
     "review_id": {"type": "integer"}, "item_id": {"type": "integer"}, "seq": {"type": "integer"},
@@ -211,7 +230,8 @@ def validate_items_body(body: Any, kind: str) -> None:
 def operation(**methods: dict[str, Any]) -> Callable[[Any], Any]:
     """Attach OpenAPI operations (by lower-case method) to a view: each ``{"summary",
     "parameters", "body" (a schema, or a function of the item kind (None: any) giving it),
-    "answers" ({status: (description, schema or None)})}``."""
+    "answers" ({status: (description, schema or None)}, or ``(description, None, {media type:
+    schema})`` for an answer that is not JSON)}``."""
     def attach(view: Any) -> Any:
         view.openapi = methods
         return view
@@ -242,8 +262,10 @@ def _operation(spec: dict[str, Any], path_params: list[dict[str, Any]]) -> dict[
                **{str(k): v for k, v in spec["answers"].items()}}
     out: dict[str, Any] = {
         "summary": spec["summary"], "parameters": path_params + spec.get("parameters", []),
-        "responses": {str(code): {"description": text, "content": _json(schema)}
-                      for code, (text, schema) in sorted(answers.items())},
+        "responses": {str(code): {"description": answer[0], "content": (
+                          {media: {"schema": s} for media, s in answer[2].items()} if len(answer) > 2
+                          else _json(answer[1]))}
+                      for code, answer in sorted(answers.items())},
         "security": [{"token": []}, {"session": []}],
     }
     if "body" in spec:

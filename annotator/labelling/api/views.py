@@ -20,6 +20,10 @@ project), or a logged-in member's session (handy for the dashboard).
 * ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
   label of the project, undone ones too, in label order (:func:`.export.opinion_rows`), at most
   ``OPINIONS_PAGE`` per answer; ``next`` is the ``after`` of the next page (null on the last).
+* ``GET /api/projects/<id>/dataset?format=csv|jsonl|parquet&provenance=...&class=...
+  &min_confidence=...&max_confidence=...&since=...&until=...`` -> every item of the project with
+  its final label and provenance (:mod:`.dataset_export`, docs/dataset.md), streamed; token and
+  admins' sessions only; a bad filter or format: 400.
 * ``GET /api/projects/<id>/agreement`` -> :func:`.agreement.project_agreement` (Cohen's kappa
   per pair of annotators and Krippendorff's alpha, each with its number of items).
   Both are for the project's token and its admins' sessions (403 for an annotator's).
@@ -46,7 +50,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -59,6 +63,7 @@ from annotator.labelling.projects.access import (
     sees_dashboard,
     sees_predictions,
 )
+from annotator.labelling.reporting import dataset_export
 from annotator.labelling.reporting.export import opinion_rows
 from annotator.labelling.reporting.metrics import project_metrics
 from annotator.labelling.teams.agreement import project_agreement
@@ -75,6 +80,7 @@ from learners.uploads.tabular import row_record
 from .errors import error_response as _error
 from .schema import (
     CONTENT_KEY,
+    DATASET_ROW,
     ITEM_STATE,
     OPINION,
     REVIEW,
@@ -286,3 +292,43 @@ def reviews(request: HttpRequest, pk: int) -> JsonResponse:
 def openapi(request: HttpRequest) -> JsonResponse:
     """This API's OpenAPI 3.1 description (public: it holds no data)."""
     return JsonResponse(openapi_document())
+
+
+FORMAT = {"name": "format", "in": "query", "required": False,
+          "schema": {"type": "string", "enum": list(dataset_export.FORMATS), "default": "jsonl"},
+          "description": "csv (formula-safe cells), jsonl (values exact) or parquet (classes as JSON text)"}
+DATASET_FILTERS = [
+    {"name": "provenance", "in": "query", "required": False, "schema": {"type": "string"},
+     "description": "comma-separated, of " + ", ".join(dataset_export.PROVENANCES)},
+    {"name": "class", "in": "query", "required": False, "schema": {"type": "string"},
+     "description": "comma-separated final labels (the project's classes)"},
+    {"name": "min_confidence", "in": "query", "required": False, "schema": {"type": "number", "minimum": 0},
+     "description": "least |score| (items not decided have none and are left out)"},
+    {"name": "max_confidence", "in": "query", "required": False, "schema": {"type": "number", "minimum": 0},
+     "description": "largest |score|"},
+    {"name": "since", "in": "query", "required": False, "schema": {"type": "string", "format": "date-time"},
+     "description": "final label set at or after this time (with its zone)"},
+    {"name": "until", "in": "query", "required": False, "schema": {"type": "string", "format": "date-time"},
+     "description": "final label set at or before this time (with its zone)"}]
+
+
+@operation(get={"summary": "The labelled dataset: every item with its final label and where it came from "
+                           "(human, model, audited, honeypot, waiting, pending), streamed",
+                "parameters": [FORMAT, *DATASET_FILTERS],
+                "answers": {200: ("one row per item in arrival order (CSV, JSON Lines or Parquet)", None, {
+                    dataset_export.CONTENT_TYPES["jsonl"]: DATASET_ROW,
+                    dataset_export.CONTENT_TYPES["csv"]: {"type": "string"},
+                    dataset_export.CONTENT_TYPES["parquet"]: {"type": "string", "contentMediaType":
+                                                              dataset_export.CONTENT_TYPES["parquet"]}})}})
+@require_GET
+def dataset(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpResponse:
+    project = _admin_project(request, pk)
+    fmt = request.GET.get("format", "jsonl")
+    try:
+        filters = dataset_export.parse_filters(project, request.GET.dict())
+        body = dataset_export.dataset_stream(project, fmt, filters)
+    except ValueError as exc:
+        return _error(str(exc))
+    response = StreamingHttpResponse(body, content_type=dataset_export.CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="dataset-{project.pk}.{fmt}"'
+    return response

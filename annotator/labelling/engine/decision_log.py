@@ -3,7 +3,8 @@
 The importance-weighted (Horvitz-Thompson) accuracy needs the label of every queried item of the
 stream it covers, so it covers the longest prefix of the log (in ``seq`` order) before the first
 queried item still waiting for a label (:attr:`Decision.awaiting_label`); queried items that will
-never have one (skipped: :attr:`Decision.label_missing`) are left out of that stream. The running
+never have one (skipped: :attr:`Decision.label_missing`) are left out of that stream, and so are
+queried items whose label an admin replaced (``Label.drawn`` False: docs/dataset.md). The running
 totals (:mod:`.running_totals`) walk their frontier by this rule, so the metrics, the dashboard's
 curves and the model card follow it without reading the log. See docs/architecture.md ("Metrics").
 """

@@ -20,6 +20,12 @@ only under the learner-state lock, in the transactions that record what they cou
 Items are decided in ``seq`` order and ``seq`` runs 0, 1, 2, ... within a project, so the
 first ``t`` decided items are the items with ``seq < t``. :func:`rebuild` recomputes the
 aggregates from the log (projects from before the aggregates existed).
+
+Labels an admin gave by choice (``Label.drawn`` False, :mod:`.annotation.relabel`) are counted
+nowhere here: the label counts describe the sample the query rule drew, and the
+importance-weighted sums weight a label by 1/q, which only a drawn label has. A queried item
+whose label an admin replaced is left out of the estimator's stream as a skipped one is
+(docs/dataset.md says why).
 """
 
 from __future__ import annotations
@@ -77,8 +83,12 @@ def record_decisions(stats: StreamStats, start: int, queried_before: int,
         stats.checkpoints = [c for c in stats.checkpoints if c[T] % stats.step == 0]
 
 
-def record_applied(stats: StreamStats, value: Any, prediction: Any, seconds: float | None) -> None:
-    """Count one applied primary label ``value`` of an item whose logged prediction is ``prediction``."""
+def record_applied(stats: StreamStats, value: Any, prediction: Any, seconds: float | None,
+                   drawn: bool = True) -> None:
+    """Count one applied primary label ``value`` of an item whose logged prediction is ``prediction``;
+    nothing for a label not ``drawn`` by the query rule (module docstring)."""
+    if not drawn:
+        return
     stats.labels += 1
     stats.labels_correct += value == prediction
     _count(stats.label_classes, value, 1)
@@ -91,7 +101,7 @@ def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> 
     """The primary ``label`` of item ``seq`` was undone: uncount it if it was applied, and move
     the frontier back before the item (to the last checkpoint with sums, or the start) if it had
     passed it. Saves ``stats``."""
-    if label.applied_version is not None:
+    if label.applied_version is not None and label.drawn:
         stats.labels -= 1
         stats.labels_correct -= label.value == prediction
         _count(stats.label_classes, label.value, -1)
@@ -113,7 +123,7 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
     """Walk the frontier forward, at most to ``n_decided``, while the rule of :mod:`.decision_log`
     lets the estimate cover the next item (it stops at a queried item awaiting its label)."""
     size = WALK[0]
-    primary = Label.objects.filter(item=OuterRef("pk"), primary=True).values("value")[:1]
+    primary = Label.objects.filter(item=OuterRef("pk"), primary=True, drawn=True).values("value")[:1]
     at = {c[T]: c for c in stats.checkpoints if c[T] > stats.frontier}
     while stats.frontier < n_decided:
         rows = list(Item.objects.filter(project_id=stats.project_id, seq__gte=stats.frontier,
@@ -153,7 +163,7 @@ def rebuild(project_id: int) -> StreamStats:
                     .values_list("gold", "prediction", "queried"))
         record_decisions(stats, start, queried, rows)
         queried += sum(1 for *_, z in rows if z)
-    for value, prediction, seconds in (Label.objects.filter(project_id=project_id, primary=True,
+    for value, prediction, seconds in (Label.objects.filter(project_id=project_id, primary=True, drawn=True,
                                                             applied_version__isnull=False)
                                        .values_list("value", "item__prediction", "seconds")):
         record_applied(stats, value, prediction, seconds)

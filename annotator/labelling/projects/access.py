@@ -45,6 +45,12 @@ def sees_dashboard(user: Any, project: Project) -> bool:
     return project.dashboard_for_annotators or is_project_admin(user, project)
 
 
+def sees_items(user: Any, project: Project) -> bool:
+    """Whether ``user`` (a member) may open the item browser (docs/dataset.md): project admins
+    always, annotators when the project opens it to them (they never relabel)."""
+    return project.items_for_annotators or is_project_admin(user, project)
+
+
 def project_for(user: Any, pk: int, *, admin: bool = False) -> Project:
     """The project ``pk`` if ``user`` may see it (manage it, with ``admin``).
 

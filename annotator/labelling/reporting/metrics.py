@@ -4,8 +4,9 @@ aggregates (:mod:`.running_totals`) so that a request costs the same at 1k and 1
 * ``items``, ``pending`` (not decided yet) and ``waiting``: items an annotator could lease
   now (:meth:`.models.ItemQuerySet.waiting`, the count the project list and the queue show).
 * ``seen``: items decided so far; ``queried`` and ``query_ratio`` = queried / seen.
-* ``labels``: primary labels given; ``seconds_per_label``: mean annotator time per label
-  (labels with a recorded time).
+* ``labels``: primary labels given through the query rule; ``seconds_per_label``: mean
+  annotator time per label (labels with a recorded time). An admin's relabel (``Label.drawn``
+  False) is in none of these figures (docs/dataset.md).
 * ``accuracy_gold``: exact online accuracy of the logged predictions over every decided item
   that has a known (gold) class, queried or not.
 * ``accuracy_iw``: the importance-weighted (Horvitz-Thompson) estimate of online accuracy
@@ -64,7 +65,7 @@ def model_metrics(project: Project) -> dict[str, Any]:
     item row but those of these few labels (an export never reads the decision log)."""
     agg, state = aggregates(project)
     seen, queried = (state.n_decided, state.n_queried) if state else (0, 0)
-    new = list(Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
+    new = list(Label.objects.filter(project=project, primary=True, drawn=True, applied_version__isnull=True)
                .values_list("value", "item__prediction", "seconds"))  # the worker's backlog: a few rows
     labels = agg.labels + len(new)
     timed = agg.seconds_n + sum(1 for *_, s in new if s is not None)

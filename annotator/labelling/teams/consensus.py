@@ -47,6 +47,8 @@ from annotator.labelling.models import (
 from learners.aggregation import DawidSkene, dawid_skene
 
 ADJUDICATION = "adjudication"
+#: the consensus method of an admin's relabel (:mod:`.annotation.relabel`)
+RELABEL = "relabel"
 
 
 def mark_due(item: Item) -> None:
@@ -104,21 +106,24 @@ def demote(label: Label, item: Item, counts: StreamStats) -> bool:
     return label.applied_version is not None
 
 
-def _set_final(item: Item, value: Any, counts: StreamStats, by: Any = None) -> bool:
+def _set_final(item: Item, value: Any, counts: StreamStats, by: Any = None, drawn: bool = True) -> bool:
     """Make the earliest standing opinion with class ``value`` the item's primary label (None:
     no primary label); with a reviewer ``by`` and no such opinion, a new adjudication label.
+    Not ``drawn`` (an admin's relabel, :mod:`.annotation.relabel`): always ``by``'s own label, marked so.
     True if a label the learner had learnt was replaced (a rebuild is needed)."""
     labels = list(Label.objects.filter(item_id=item.pk, undone_at__isnull=True).order_by("id"))
     current = next((lab for lab in labels if lab.primary), None)
     target = None
     if value is not None:
-        matching = [lab for lab in labels if lab.value == value and lab.annotator_id is not None]
-        target = next((lab for lab in matching if lab.kind == Label.Kind.OPINION), None) or next(
+        matching = [lab for lab in labels if lab.value == value and lab.annotator_id is not None
+                    and lab.drawn == drawn]
+        target = next((lab for lab in matching if lab.kind == Label.Kind.OPINION and drawn), None) or next(
             (lab for lab in matching if lab.kind == Label.Kind.ADJUDICATION and lab.annotator_id ==
              getattr(by, "pk", None)), None)
         if target is None and by is not None:
             target = Label.objects.create(item_id=item.pk, project_id=item.project_id, annotator=by,
-                                          value=value, primary=False, kind=Label.Kind.ADJUDICATION)
+                                          value=value, primary=False, kind=Label.Kind.ADJUDICATION,
+                                          drawn=drawn)
     if current is not None and target is not None and current.pk == target.pk:
         return False
     rebuild = demote(current, item, counts) if current is not None else False
@@ -236,14 +241,15 @@ def reliabilities(project: Project) -> dict[str, float]:
     return {names[u]: float(r) for u, r in zip(users, result.reliability(), strict=True)}
 
 
-def resolve(item: Item, value: Any, by: Any) -> Consensus:
+def resolve(item: Item, value: Any, by: Any, method: str = ADJUDICATION, drawn: bool = True) -> Consensus:
     """A reviewer's final decision: ``item``'s label is ``value`` (a class, or its string form),
-    decided by ``by`` now. Any item (overlapped or not, even one the model decided alone): the
-    item leaves the queue, its primary label becomes the matching opinion (or a new adjudication
-    label by ``by``) and a label the learner had is overturned by a rebuild (a new model
-    version). Recorded as status ``adjudicated`` with who and when; :func:`settle` never changes
-    it again. ValueError for a value that is not a class. The caller sends ``apply_labels``
-    (:func:`.send.labels_changed`)."""
+    decided by ``by`` now (``method`` recorded on the consensus; an admin's relabel passes
+    :data:`RELABEL` and ``drawn=False``, see :func:`_set_final`). Any item (overlapped or not,
+    even one the model decided alone): the item leaves the queue, its primary label becomes the
+    matching opinion (or a new adjudication label by ``by``) and a label the learner had is
+    overturned by a rebuild (a new model version). Recorded as status ``adjudicated`` with who
+    and when; :func:`settle` never changes it again. ValueError for a value that is not a class.
+    The caller sends ``apply_labels`` (:func:`.send.labels_changed`)."""
     project = item.project
     cls = project.parse_class(value)
     with transaction.atomic():
@@ -251,9 +257,9 @@ def resolve(item: Item, value: Any, by: Any) -> Consensus:
         item = Item.objects.select_for_update().get(pk=item.pk)
         counts = running_totals.load(project.pk)
         row, _ = Consensus.objects.get_or_create(item_id=item.pk, defaults={"project_id": project.pk})
-        if _set_final(item, cls, counts, by=by):
+        if _set_final(item, cls, counts, by=by, drawn=drawn):
             LearnerState.objects.filter(project=project).update(needs_rebuild=True)
-        row.value, row.status, row.method, row.due = cls, Consensus.Status.ADJUDICATED, ADJUDICATION, False
+        row.value, row.status, row.method, row.due = cls, Consensus.Status.ADJUDICATED, method, False
         row.decided_by, row.decided_at = by, timezone.now()
         row.save()
         if item.status in Item.AWAITING_LABEL:

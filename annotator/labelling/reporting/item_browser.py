@@ -1,0 +1,136 @@
+"""The item browser's query (docs/dataset.md): one page of a project's items, filtered, by keyset
+over ``(project, seq)`` so that every page costs about the same at 1k and 1M items.
+
+Filters (query keys, anything else refused): ``q`` (the text contains, case-insensitive),
+``host`` (URL items whose host is this one or one of its subdomains), ``status`` (an
+:class:`.models.Item.Status`), ``provenance`` (of the final label, :func:`.dataset_export.provenance_case`),
+``predicted`` (the model's predicted class), ``confidence`` (a band of ``|score|``: ``low``,
+``mid``, ``high``, bounds :data:`BANDS`), ``disagreement`` (``annotators``: their opinions
+differ, the item's consensus is not unanimous; ``model``: the final human label differs from the
+model's prediction). ``after``: the ``seq`` the page starts after (the previous page's last);
+past the project's last item is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Q
+
+from annotator.labelling.models import Consensus, Item, Label, Project
+from annotator.labelling.teams.consensus import RELABEL
+
+from .dataset_export import ITEM_COLUMNS, PROVENANCES, annotated_items, provenance, provenance_q, related_rows
+
+#: items per page
+PAGE_SIZE = 50
+#: the confidence bands: ``|score|`` in [low, high) (the score is each learner's margin or gap)
+BANDS = {"low": (0.0, 0.25), "mid": (0.25, 1.0), "high": (1.0, None)}
+DISAGREEMENTS = ("annotators", "model")
+KEYS = ("q", "host", "status", "provenance", "predicted", "confidence", "disagreement", "after")
+
+
+class PastTheEndError(ValueError):
+    """``after`` lies past the project's last item."""
+
+
+@dataclass
+class Page:
+    """One page: ``rows`` (dicts: the item's columns, ``provenance``, ``label`` and the rest of
+    :func:`.dataset_export.provenance`), ``next_after`` (the ``after`` of the next page; None on
+    the last) and the applied ``filters`` (query keys, for the links)."""
+
+    rows: list[dict[str, Any]]
+    next_after: int | None
+    filters: dict[str, str]
+
+
+def _host_q(host: str) -> Q:
+    """URL items whose host is ``host`` or a subdomain of it (any scheme, port, path)."""
+    return Q(text__iregex=r"^[a-z][a-z0-9+.-]*://([^/?#@]*@)?([^/?#:]*\.)?" + _escape(host) + r"([/:?#]|$)")
+
+
+def _escape(text: str) -> str:
+    """``text`` with the regular-expression characters escaped (portable to SQLite and PostgreSQL)."""
+    return "".join("\\" + c if not c.isalnum() and c not in "-_" else c for c in text)
+
+
+def filter_q(project: Project, query: Mapping[str, str], hidden: tuple[str, ...] = ()
+             ) -> tuple[Q, dict[str, str]]:
+    """``(Q on the annotated items, the filters kept)`` of a query; ValueError naming the key for
+    an unknown key or value. ``hidden``: provenances the viewer may not tell from ``model``
+    (an annotator: honeypots and audits), refused as filters and found by ``provenance=model``."""
+    unknown = sorted(k for k in query if k not in KEYS)
+    if unknown:
+        raise ValueError(f"unknown filter {unknown[0]!r}; the filters are {', '.join(KEYS[:-1])}")
+    q, kept = Q(), {}
+    for key in KEYS[:-1]:
+        text = query.get(key, "").strip()
+        if not text:
+            continue
+        kept[key] = text
+        if key == "q":
+            q &= Q(text__icontains=text)
+        elif key == "host":
+            q &= _host_q(text.lower())
+        elif key == "status":
+            if text not in Item.Status.values:
+                raise ValueError(f"unknown status {text!r}; one of {', '.join(Item.Status.values)}")
+            q &= Q(status=text)
+        elif key == "provenance":
+            shown = [p for p in PROVENANCES if p not in hidden]
+            if text not in shown:
+                raise ValueError(f"unknown provenance {text!r}; one of {', '.join(shown)}")
+            q &= provenance_q([text, *hidden] if text == "model" else [text])
+        elif key == "predicted":
+            q &= Q(prediction=project.parse_class(text))
+        elif key == "confidence":
+            if text not in BANDS:
+                raise ValueError(f"unknown confidence band {text!r}; one of {', '.join(BANDS)}")
+            low, high = BANDS[text]
+            q &= Q(confidence__gte=low) & (Q(confidence__lt=high) if high is not None else Q())
+        elif key == "disagreement":
+            q &= _disagreement_q(text)
+    return q, kept
+
+
+def _disagreement_q(kind: str) -> Q:
+    item = OuterRef("pk")
+    if kind == "annotators":
+        return Q(Exists(Consensus.objects.filter(item=item).exclude(status=Consensus.Status.AGREED)
+                        .exclude(method=RELABEL)))
+    if kind == "model":
+        return Q(Exists(Label.objects.filter(item=item, primary=True).exclude(value=OuterRef("prediction"))))
+    raise ValueError(f"unknown disagreement {kind!r}; one of {', '.join(DISAGREEMENTS)}")
+
+
+def _after(query: Mapping[str, str], project: Project) -> int:
+    text = query.get("after", "").strip()
+    if not text:
+        return -1
+    try:
+        after = int(text)
+    except ValueError:
+        raise ValueError(f"after must be an item's seq (an integer), not {text!r}") from None
+    last = Item.objects.filter(project=project).order_by("-seq").values_list("seq", flat=True).first()
+    if after < -1 or last is None or after >= last:
+        raise PastTheEndError(f"there is no item after seq {after} (the last item has seq {last})")
+    return after
+
+
+def browse(project: Project, query: Mapping[str, str], size: int = PAGE_SIZE,
+           hidden: tuple[str, ...] = ()) -> Page:
+    """The page of ``query`` (module docstring; ``hidden`` as :func:`filter_q`'s). ValueError for a
+    bad filter, :class:`PastTheEndError` for an ``after`` past the last item."""
+    q, kept = filter_q(project, query, hidden)
+    after = _after(query, project)
+    rows = list(annotated_items(project).filter(q, seq__gt=after).order_by("seq")
+                .values(*ITEM_COLUMNS, "confidence")[:size + 1])
+    more = len(rows) > size
+    rows = rows[:size]
+    related = related_rows(rows)
+    for row in rows:
+        row.update(provenance(row, related))
+    return Page(rows, rows[-1]["seq"] if more and rows else None, kept)

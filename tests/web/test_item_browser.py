@@ -1,0 +1,142 @@
+"""The item browser (docs/dataset.md): every item reachable once by keyset pages, its search and
+filters pick the right items, bad input (an unknown filter or value, a page past the end) gets a
+clear 4xx, annotators only where the project allows and never see honeypots or audits."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from annotator.labelling.annotation.actions import submit_label
+from annotator.labelling.engine.pipeline import update_project
+from annotator.labelling.ingest import Record, import_records
+from annotator.labelling.models import Honeypot, Item, Label, Membership
+from annotator.labelling.reporting.item_browser import BANDS, PAGE_SIZE
+from tests.support.app import digits_project, member, teach, text_project
+
+pytestmark = pytest.mark.django_db
+
+
+def _seqs(response) -> list[int]:
+    assert response.status_code == 200, response.content
+    return [int(s) for s in re.findall(r'<td data-label="#">(\d+)</td>', response.content.decode())]
+
+
+def _next(response) -> str | None:
+    found = re.search(r'href="([^"]+)" id="next-page"', response.content.decode())
+    return found.group(1).replace("&amp;", "&") if found else None
+
+
+def _admin(project) -> Client:
+    client = Client()
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+    return client
+
+
+def _walk(client: Client, url: str) -> list[int]:
+    seqs: list[int] = []
+    while url:
+        response = client.get(url)
+        page = _seqs(response)
+        assert len(page) <= PAGE_SIZE
+        seqs += page
+        url = _next(response)
+    return seqs
+
+
+def test_keyset_pages_reach_every_item_once_in_order():
+    project = digits_project(2 * PAGE_SIZE + 7)
+    seqs = _walk(_admin(project), f"/projects/{project.pk}/items/")
+    assert seqs == list(range(2 * PAGE_SIZE + 7))
+
+
+def test_filters_pick_the_right_items():
+    project = digits_project(90, params={"delta": 0.3}, look_ahead=4)
+    teach(project, member(project, "ann"), until_auto=10)
+    client = _admin(project)
+    base = f"/projects/{project.pk}/items/"
+    items = list(Item.objects.filter(project=project).order_by("seq"))
+    labelled = set(Label.objects.filter(project=project, primary=True).values_list("item__seq", flat=True))
+
+    assert _walk(client, base + "?status=auto") == [i.seq for i in items if i.status == "auto"]
+    assert _walk(client, base + "?provenance=human") == sorted(labelled)
+    assert _walk(client, base + "?provenance=pending") == [i.seq for i in items if i.status == "pending"]
+    common = max(project.classes, key=lambda c: sum(i.prediction == c for i in items))
+    predicted = [i.seq for i in items if i.prediction == common]
+    assert predicted and _walk(client, base + f"?predicted={common}") == predicted
+    low, high = BANDS["mid"]
+    mid = [i.seq for i in items if i.score is not None and low <= abs(i.score) < high]
+    assert _walk(client, base + "?confidence=mid") == mid
+    wrong = sorted(seq for seq, v, p in Label.objects.filter(project=project, primary=True)
+                   .values_list("item__seq", "value", "item__prediction") if v != p)
+    assert wrong and _walk(client, base + "?disagreement=model") == wrong
+
+
+def test_text_search_and_url_host():
+    texts = ["win a FREE prize", "see you at lunch", "free entry"]
+    project = text_project(texts)
+    client = _admin(project)
+    assert _walk(client, f"/projects/{project.pk}/items/?q=free") == [0, 2]
+    urls = text_project(name="urls", item_kind="url", featurizer_config=None)
+    import_records(urls, [Record(f"item {i}", u) for i, u in enumerate([
+        "https://example.com/a", "http://mail.example.com:8080/b", "https://example.com.evil.net/",
+        "https://notexample.com/", "http://example.com"])])
+    assert _walk(_admin(urls), f"/projects/{urls.pk}/items/?host=example.com") == [0, 1, 4]
+
+
+@pytest.mark.parametrize(("query", "status", "message"), [
+    ("colour=red", 400, "unknown filter 'colour'"),
+    ("status=lost", 400, "unknown status 'lost'"),
+    ("provenance=robot", 400, "unknown provenance 'robot'"),
+    ("predicted=eleven", 400, "is not one of the classes"),
+    ("confidence=extreme", 400, "unknown confidence band"),
+    ("disagreement=cats", 400, "unknown disagreement"),
+    ("after=x", 400, "after must be"),
+    ("after=9", 404, "there is no item after seq 9"),
+    ("after=99999", 404, "there is no item after seq 99999"),
+])
+def test_bad_input_gets_a_clear_4xx(query, status, message):
+    project = digits_project(10)
+    response = _admin(project).get(f"/projects/{project.pk}/items/?{query}")
+    assert response.status_code == status and message in response.content.decode()
+
+
+def test_annotators_only_where_allowed_and_never_see_honeypots():
+    project = digits_project(40, params={"delta": 0.3}, look_ahead=4)
+    ann = member(project, "ann")
+    teach(project, ann, until_auto=3)
+    auto = Item.objects.filter(project=project, status="auto").first()
+    Honeypot.objects.create(project=project, item=auto, annotator=ann)
+    client = Client()
+    client.force_login(ann)
+    url = f"/projects/{project.pk}/items/"
+    assert client.get(url).status_code == 403
+    project.items_for_annotators = True
+    project.save()
+    assert auto.seq in _walk(client, url + "?provenance=model")
+    page = client.get(url).content.decode()
+    assert "honeypot" not in page and "relabel" not in page
+    assert client.get(url + "?provenance=honeypot").status_code == 400
+    for guess in ("predicted=1", "confidence=low", "disagreement=model"):  # the guesses are hidden
+        response = client.get(f"{url}?{guess}")
+        assert response.status_code == 400 and "guesses" in response.content.decode()
+    admin = _admin(project)
+    assert _walk(admin, url + "?provenance=honeypot") == [auto.seq]
+    # another project's admin cannot see it
+    stranger = Client()
+    stranger.force_login(member(digits_project(1), "other-admin", Membership.Role.ADMIN))
+    assert stranger.get(url).status_code == 404
+
+
+def test_disagreement_between_annotators():
+    project = digits_project(20, params={"delta": 100.0}, look_ahead=6)
+    update_project(project.pk)
+    a, b = member(project, "a"), member(project, "b")
+    item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
+    Item.objects.filter(pk=item.pk).update(overlap_k=2)
+    submit_label(project, item.pk, a, 1)
+    submit_label(project, item.pk, b, 2)
+    update_project(project.pk)
+    assert _walk(_admin(project), f"/projects/{project.pk}/items/?disagreement=annotators") == [item.seq]
