@@ -119,6 +119,7 @@ def iw_estimate(s1: float, s2: float, m: int, n_seen: int) -> Estimate:
 HIGHER_IS_BETTER = {
     "accuracy": True, "f1": True, "precision": True, "recall": True, "sensitivity": True,
     "specificity": True, "sum": True, "cost": False, "mistakes": False, "query_ratio": False,
+    "macro_f1": True, "balanced_accuracy": True,
 }
 
 
@@ -171,15 +172,26 @@ def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray) -> Estimate:
     w = 1.0 / p
     value = float(np.sum(w * c) / np.sum(w))
     var = float(np.sum((1.0 - p) * w**2 * (c - value) ** 2) / np.sum(w) ** 2)
-    if var > 0:
+    kish = float(np.sum(w) ** 2 / np.sum(w**2))
+    fpc = float(np.mean(1.0 - p))  # 0: every item of the population was audited, the accuracy is known
+    return wilson_effective(value, var, kish / fpc if fpc > 0 else None, len(c))
+
+
+def wilson_effective(value: float, var: float, n_eff_if_exact: float | None, n: int,
+                     z: float = Z95) -> Estimate:
+    """Wilson's score interval for a proportion-like ``value`` in [0, 1] with (linearised)
+    variance ``var``, at the effective sample size ``value (1 - value) / var`` (Kish's design
+    effect). With ``var == 0`` (the estimate is 0 or 1, or the sample is the whole population)
+    ``n_eff_if_exact`` is used; None there means the value is known exactly. ``n``: the sample
+    size reported."""
+    value = min(1.0, max(0.0, value))
+    if var > 0 and 0.0 < value < 1.0:
         n_eff = value * (1.0 - value) / var
+    elif n_eff_if_exact is None or n_eff_if_exact <= 0:
+        return Estimate(value, value, value, n)
     else:
-        kish = float(np.sum(w) ** 2 / np.sum(w**2))
-        fpc = float(np.mean(1.0 - p))
-        if fpc <= 0:  # every item of the population was audited: the accuracy is known exactly
-            return Estimate(value, value, value, len(c))
-        n_eff = kish / fpc
-    z2 = Z95**2
+        n_eff = n_eff_if_exact
+    z2 = z * z
     centre = (value + z2 / (2 * n_eff)) / (1 + z2 / n_eff)
-    half = Z95 / (1 + z2 / n_eff) * math.sqrt(value * (1 - value) / n_eff + z2 / (4 * n_eff**2))
-    return Estimate(value, max(0.0, centre - half), min(1.0, centre + half), len(c))
+    half = z / (1 + z2 / n_eff) * math.sqrt(value * (1 - value) / n_eff + z2 / (4 * n_eff**2))
+    return Estimate(value, max(0.0, centre - half), min(1.0, centre + half), n)
