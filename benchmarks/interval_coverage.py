@@ -49,7 +49,8 @@ def main() -> None:
              "classes with priors 0.75 / 0.17 / 0.08, the model right with probability 0.95 / 0.80 / 0.70 "
              "per class, query probability max(floor, (1 - confidence)^power). Cell: share of streams whose "
              "nominal 95% interval (delta-method variance of the ratio estimator, Wilson's interval at the "
-             "effective sample size; accuracy: the Horvitz-Thompson normal interval) holds the exact figure of the whole stream. "
+             "effective sample size; accuracy: the Horvitz-Thompson normal interval) holds the exact figure "
+             "of the whole stream. "
              f"Acceptance band {BAND[0]:.0%}-{BAND[1]:.0%}; a cell outside it is marked **bold**.", "",
              "| figure | " + " | ".join(results) + " |", "|---|" + "---|" * len(results)]
     outside = 0
