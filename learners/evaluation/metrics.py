@@ -150,7 +150,7 @@ def stream_metrics(y_true: np.ndarray, y_pred: np.ndarray, queried: np.ndarray,
     return out
 
 
-def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray) -> Estimate:
+def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray, z: float = Z95) -> Estimate:
     """Estimate the accuracy of a population of auto-decided items from an audited sample
     (docs/teams.md, "Audit of auto-decisions").
 
@@ -164,7 +164,8 @@ def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray) -> Estimate:
     ``v = sum_i (1 - pi_i) w_i^2 (c_i - a)^2 / (sum_i w_i)^2``. Interval: Wilson's score interval
     at the effective sample size ``n_eff = a (1 - a) / v`` (Kish's design effect), so it stays
     inside [0, 1] and is not empty when every audited label was right (or wrong); there (v = 0)
-    ``n_eff`` is Kish's ``(sum w)^2 / sum w^2`` divided by the mean (1 - pi). ``n`` is m.
+    ``n_eff`` is Kish's ``(sum w)^2 / sum w^2`` divided by the mean (1 - pi). ``n`` is m; ``z``:
+    the interval's normal quantile (1.96: 95%).
     """
     c, p = _weighted_sample(correct, sample_prob, "sample_prob")
     if len(c) == 0:
@@ -174,7 +175,7 @@ def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray) -> Estimate:
     var = float(np.sum((1.0 - p) * w**2 * (c - value) ** 2) / np.sum(w) ** 2)
     kish = float(np.sum(w) ** 2 / np.sum(w**2))
     fpc = float(np.mean(1.0 - p))  # 0: every item of the population was audited, the accuracy is known
-    return wilson_effective(value, var, kish / fpc if fpc > 0 else None, len(c))
+    return wilson_effective(value, var, kish / fpc if fpc > 0 else None, len(c), z)
 
 
 def wilson_effective(value: float, var: float, n_eff_if_exact: float | None, n: int,

@@ -4,7 +4,8 @@ One definition of the rule that both the metrics (:mod:`.metrics`) and the dashb
 (:mod:`.dashboard`) use: the Horvitz-Thompson estimate needs the label of every queried item of
 the stream it covers, so it covers the longest prefix of the log (in ``seq`` order) before the
 first queried item still waiting for a label; queried items that will never have one (skipped)
-are left out of that stream. See docs/architecture.md ("Metrics").
+are left out of that stream, and so are the items decided while the stop rule held (logged with
+query probability 0, docs/estimates.md). See docs/architecture.md ("Metrics").
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ class Decision(NamedTuple):
         """Queried without a label (waiting for it, or skipped for good)."""
         return self.queried and self.label is None
 
+    @property
+    def in_stream(self) -> bool:
+        """In the estimator's stream: not a queried item without a label, nor an item decided while
+        the stop rule held (``query_prob`` 0: nobody could be asked; docs/estimates.md)."""
+        return not self.label_missing and self.query_prob > 0
+
 
 class CoveredEstimate(NamedTuple):
     """The importance-weighted accuracy over the covered prefix of a decision log."""
@@ -70,7 +77,7 @@ def covered_accuracy(log: Sequence[Decision]) -> CoveredEstimate:
     ``stop`` < ``len(log)`` when a queried item of ``log`` still waits for its label.
     """
     stop = next((i for i, d in enumerate(log) if d.awaiting_label), len(log))
-    stream = [d for d in log[:stop] if not d.label_missing]
+    stream = [d for d in log[:stop] if d.in_stream]
     covered = [d for d in stream if d.queried]
     estimate = importance_weighted_accuracy(
         np.array([d.label == d.prediction for d in covered], dtype=bool),
