@@ -114,6 +114,9 @@ class Project(models.Model):
         help_text="stop asking people while the target holds (and resume when it no longer does)")
     asking_stopped = models.BooleanField(
         default=False, help_text="set by the workers: the stop rule holds and the stream asks nobody")
+    stopped_from_seq = models.BigIntegerField(
+        null=True, blank=True, help_text="set by the workers: the first item of the stop rule's last pause "
+        "(None while the rule is off or never held)")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

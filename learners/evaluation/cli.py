@@ -56,6 +56,7 @@ from .engine import (
     summarise,
 )
 from .metrics import HIGHER_IS_BETTER
+from .per_class import beats_baseline
 from .raw import RAW_KINDS, featurizer_config, load_raw
 
 SCHEMA = "learners.replay/1"
@@ -382,13 +383,6 @@ def print_table(doc: dict[str, Any], out: Any = None) -> None:
               f"{100 * m['query_ratio']:7.2f} {m['items_per_second']:10.0f}  {_label(r)}{flag}{miss}{below}",
               file=out)
     print_per_class(doc, out)
-
-
-def beats_baseline(mean: dict[str, float], metric: str) -> bool:
-    """Whether a result's ``metric`` is above the majority-class baseline's (a metric without a
-    baseline figure counts as beating it)."""
-    base = mean.get(f"baseline_{metric}")
-    return base is None or mean.get(metric, float("-inf")) > base
 
 
 def _interval(m: dict[str, float], name: str) -> str:

@@ -281,3 +281,10 @@ def stream_figures(truth: np.ndarray, pred: np.ndarray, query_prob: np.ndarray, 
     out["accuracy_iw_low"] = 0.0 if acc.low is None else float(acc.low)
     out["accuracy_iw_high"] = 1.0 if acc.high is None else float(acc.high)
     return out
+
+
+def beats_baseline(mean: dict[str, float], metric: str) -> bool:
+    """Whether a result's ``metric`` (a flat dict as :func:`stream_figures`') is above the
+    majority-class baseline's; a metric without a baseline figure counts as beating it."""
+    base = mean.get(f"baseline_{metric}")
+    return base is None or mean.get(metric, float("-inf")) > base

@@ -49,5 +49,9 @@ class Migration(migrations.Migration):
             model_name="project", name="asking_stopped",
             field=models.BooleanField(default=False, help_text="set by the workers: the stop rule holds and the stream asks nobody"),
         ),
+        migrations.AddField(
+            model_name="project", name="stopped_from_seq",
+            field=models.BigIntegerField(blank=True, null=True, help_text="set by the workers: the first item of the stop rule's last pause (None while the rule is off or never held)"),
+        ),
         migrations.RunPython(drop_aggregates, migrations.RunPython.noop),
     ]

@@ -46,7 +46,7 @@ def open_audits(project: Project, samples: list[tuple[int, float | None]]) -> No
                                        sample_prob=prob) for pk, prob in samples])
 
 
-def audit_estimate(project: Project, confidence: float = 0.95) -> dict[str, Any]:
+def audit_estimate(project: Project, confidence: float = 0.95, from_seq: int | None = None) -> dict[str, Any]:
     """The accuracy of the model's own labels from the decided audits, JSON-able:
     ``{"value", "low", "high", "n" (audits decided), "covers" (auto items of the population),
     "open" (audits waiting for a reviewer), "classes": {str(predicted class): {"value", "low",
@@ -55,11 +55,17 @@ def audit_estimate(project: Project, confidence: float = 0.95) -> dict[str, Any]
     The population is the auto items decided while the project audited (``audit_prob`` logged),
     up to the first audited item still waiting for a reviewer (its ``seq``): the estimate needs
     every audit of the stream it covers, as the importance-weighted one needs every queried label.
+    ``from_seq``: only the items from that ``seq`` on decided while the stop rule held (logged with
+    query probability 0, docs/estimates.md "Stop rule"); None: every audited item.
     """
     audits = Review.objects.filter(project=project, reason=Review.Reason.AUDIT)
+    if from_seq is not None:
+        audits = audits.filter(item__query_prob=0, item__seq__gte=from_seq)
     first_open = (audits.filter(decided_at__isnull=True).order_by("item__seq")
                   .values_list("item__seq", flat=True).first())
     population = Item.objects.filter(project=project, status=Item.Status.AUTO, audit_prob__isnull=False)
+    if from_seq is not None:
+        population = population.filter(query_prob=0, seq__gte=from_seq)
     decided = audits.filter(decided_at__isnull=False)
     if first_open is not None:
         population = population.filter(seq__lt=first_open)
