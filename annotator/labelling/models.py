@@ -114,6 +114,10 @@ class Project(models.Model):
         help_text="stop asking people while the target holds (and resume when it no longer does)")
     asking_stopped = models.BooleanField(
         default=False, help_text="set by the workers: the stop rule holds and the stream asks nobody")
+    suspect_threshold = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.5), MaxValueValidator(1.0)],
+        help_text="labels whose probability of being wrong is at least this go to the reviewers on their own "
+        "(None = only by hand; docs/estimates.md)")
     stopped_from_seq = models.BigIntegerField(
         null=True, blank=True, help_text="set by the workers: the first item of the stop rule's last pause "
         "(None while the rule is off or never held)")
@@ -686,6 +690,7 @@ class Review(models.Model):
     class Reason(models.TextChoices):
         DISAGREEMENT = "disagreement"
         AUDIT = "audit"
+        SUSPECT = "suspect"  # a label suspected wrong (:mod:`.suspects`, docs/estimates.md)
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="reviews")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reviews")

@@ -53,5 +53,13 @@ class Migration(migrations.Migration):
             model_name="project", name="stopped_from_seq",
             field=models.BigIntegerField(blank=True, null=True, help_text="set by the workers: the first item of the stop rule's last pause (None while the rule is off or never held)"),
         ),
+        migrations.AddField(
+            model_name="project", name="suspect_threshold",
+            field=models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(0.5), django.core.validators.MaxValueValidator(1.0)], help_text="labels whose probability of being wrong is at least this go to the reviewers on their own (None = only by hand; docs/estimates.md)"),
+        ),
+        migrations.AlterField(
+            model_name="review", name="reason",
+            field=models.CharField(choices=[("disagreement", "Disagreement"), ("audit", "Audit"), ("suspect", "Suspect")], max_length=12),
+        ),
         migrations.RunPython(drop_aggregates, migrations.RunPython.noop),
     ]

@@ -27,6 +27,7 @@ from annotator.labelling.models import (
 )
 from annotator.labelling.projects import retention
 from annotator.labelling.reporting import cost_view, planner, stop_rule
+from annotator.labelling.teams import suspects
 
 from . import send
 
@@ -84,10 +85,13 @@ def sweep() -> None:
     planner runs whose worker died or whose message was lost (:func:`.jobs.restart_stale`).
     Also drops the content of items past their project's retention window (:mod:`.retention`)
     and re-checks the stop rule of the projects that use it (:func:`.stop_rule.refresh`: an audit
-    decided since may have contradicted the target).
+    decided since may have contradicted the target) and sends the labels above their project's
+    ``suspect_threshold`` to the reviewers (:func:`.suspects.auto_send`).
     """
     for project_id in Project.objects.filter(stop_at_target=True).values_list("pk", flat=True):
         stop_rule.refresh(project_id)
+    for project in Project.objects.filter(suspect_threshold__isnull=False):
+        suspects.auto_send(project)
     for project_id in projects_needing_work():
         pipeline.update_project(project_id)
     retention.sweep_retention()
