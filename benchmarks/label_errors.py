@@ -121,8 +121,10 @@ def main() -> None:
              f"{' '.join(map(str, args.seeds))} --featurizer {args.featurizer}`", "",
              f"5% of the labels flipped at random; featurizer {args.featurizer}; SMS with paa-i, "
              "AG News (test split, 4 classes) with mpaa-i. Ours: the top 5% of the labels by suspicion "
-             "(out-of-sample prediction and score, Platt-calibrated, symmetric annotator confusion). cleanlab 2.7.1 on the "
-             "same probabilities: `find_label_issues` with its defaults (its own number of flags) and its "
+             "(out-of-sample prediction and score, Platt-calibrated, symmetric annotator confusion). "
+             "cleanlab 2.7.1 on the same probabilities: `find_label_issues` with its defaults (its own "
+             "number "
+             "of flags) and its "
              "flag set ranked by self-confidence, cut at the same 5%. Precision = flipped among flagged, "
              "recall = flagged among flipped; mean over seeds (min-max).", "",
              "| data | labels | mode | online accuracy | flipped | flagged | ours: precision | ours: recall "
