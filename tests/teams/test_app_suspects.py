@@ -26,7 +26,8 @@ def labelled_project(n=90, wrong_every=15, **fields):
     project = text_project(params={"delta": 0.5, "query": "all"}, **fields)
     texts = [f"{SPAM[i % 3 * 2]} {i}" if i % 3 == 0 else f"{HAMS[i % 3]} {i}" for i in range(n)]
     golds = ["spam" if i % 3 == 0 else "ham" for i in range(n)]
-    import_records(project, [Record(f"line {i}", t, g) for i, (t, g) in enumerate(zip(texts, golds, strict=True))])
+    pairs = enumerate(zip(texts, golds, strict=True))
+    import_records(project, [Record(f"line {i}", t, g) for i, (t, g) in pairs])
     user = member(project, "ann")
     wrong = set()
     while True:
