@@ -23,6 +23,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import report
 from learners.evaluation.coverage import Scenario, coverage
 
 SCENARIOS = {
@@ -64,12 +65,8 @@ def main() -> None:
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     labels = " | ".join(f"{r['labels']:.0f}" for r in results.values())
     lines.append(f"| mean labels per stream | {labels} |")
-    lines += ["", f"Cells outside the band: {outside}. Class 0 is the majority class, 2 the rarest.",
-              f"Wall time {time.monotonic() - t0:.0f} s; load average {load:.1f} at the start, "
-              f"{os.getloadavg()[0]:.1f} at the end (1 min, 2 cores shared)."]
-    out = Path(__file__).with_name("INTERVAL_COVERAGE.md")
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    lines += ["", f"Cells outside the band: {outside}. Class 0 is the majority class, 2 the rarest."]
+    report.write("INTERVAL_COVERAGE.md", lines, t0, load)
 
 
 if __name__ == "__main__":

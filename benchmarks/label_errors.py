@@ -8,17 +8,17 @@ label errors").
 
 Needs ``pip install -r requirements-bench.txt`` and ``pip install --no-deps -r
 requirements-bench-nodeps.txt`` (cleanlab). For each data set (SMS Spam Collection: binary,
-``paa-i``; AG News test split: 4 classes, ``mpaa-i``; read from ``../shared/datasets``) and seed:
-the items in a random order, 5% of them given a wrong label drawn uniformly from the other
-classes (the "human" labels), then the replay (the papers' online protocol, one item at a time:
-the learner predicts, then learns the item's label if it queries it) with every item queried
-(``query="all"``) and with the active rule (``delta`` 1). Each queried label is scored by
-:func:`learners.label_errors.suspicion` from the prediction and score logged before it was learnt
-(symmetric annotator confusion: one annotator, no overlap). Flagged: the top 5% of the labels.
-cleanlab gets the same calibrated probabilities (:func:`learners.label_errors.calibrated_probabilities`)
-and the same labels: its own flag set (``find_label_issues`` defaults, "prune_by_noise_rate")
-and, for the same budget, that set ranked by ``self_confidence`` and cut at 5% (all of it when
-it is smaller).
+``paa-i``; AG News test split: 4 classes, ``mpaa-i``; read from the data sets folder beside the
+repository, docs/architecture.md "Data sets") and seed: the items in a random order, 5% of them
+given a wrong label drawn uniformly from the other classes (the "human" labels), then the replay
+(the papers' online protocol, one item at a time: the learner predicts, then learns the item's label
+if it queries it) with every item queried (``query="all"``) and with the active rule (``delta`` 1).
+Each queried label is scored by :func:`learners.label_errors.suspicion` from the prediction and
+score logged before it was learnt (symmetric annotator confusion: one annotator, no overlap).
+Flagged: the top 5% of the labels. cleanlab gets the same calibrated probabilities
+(:func:`learners.label_errors.calibrated_probabilities`) and the same labels: its own flag set
+(``find_label_issues`` defaults, "prune_by_noise_rate") and, for the same budget, that set ranked by
+``self_confidence`` and cut at 5% (all of it when it is smaller).
 Writes ``benchmarks/LABEL_ERRORS.md``.
 """
 
@@ -35,6 +35,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import report
+from benchmarks.raw_streams import DATA
 from learners.evaluation.raw import featurizer_config
 from learners.evaluation.raw_datasets import ag_news, sms
 from learners.features import make_featurizer
@@ -42,13 +44,12 @@ from learners.label_errors import calibrated_probabilities, suspicion, top_fract
 from learners.registry import make
 from learners.uploads import Record, featurize_chunks
 
-ROOT = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 FLIP = 0.05
 TOP = 0.05
 
 
 def load(name: str, featurizer: str):
-    texts, labels = sms(ROOT) if name == "SMS" else ag_news(ROOT)
+    texts, labels = sms(DATA) if name == "SMS" else ag_news(DATA)
     f = make_featurizer(featurizer_config("text", featurizer))
     import scipy.sparse as sp
 
@@ -143,11 +144,8 @@ def main() -> None:
             f"{cell([r['ours'][1] for r in mine])} | {np.mean([r['cleanlab_n'] for r in mine]):.0f} | "
             f"{cell([r['cleanlab'][0] for r in mine])} | {cell([r['cleanlab'][1] for r in mine])} | "
             f"{cell([r['cleanlab_top'][0] for r in mine])} | {cell([r['cleanlab_top'][1] for r in mine])} |")
-    lines += ["", f"Seeds {args.seeds}. Wall time {time.monotonic() - t0:.0f} s; load average "
-              f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (1 min, 2 cores shared)."]
-    out = Path(__file__).with_name("LABEL_ERRORS.md")
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    lines += ["", f"Seeds {args.seeds}."]
+    report.write("LABEL_ERRORS.md", lines, t0, load0)
 
 
 if __name__ == "__main__":
