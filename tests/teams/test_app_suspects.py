@@ -93,3 +93,46 @@ def test_the_sweep_sends_the_labels_above_the_threshold():
     assert sent == expected
     tasks.sweep()  # once per item
     assert Review.objects.filter(project=project, reason=Review.Reason.SUSPECT).count() == len(sent)
+
+
+@pytest.mark.slow
+def test_with_overlap_the_careless_annotators_labels_are_the_suspect_ones():
+    """Every queried item labelled by 3 of 4 annotators, one of them answering at random: their
+    Dawid-Skene confusion matrices are used, and the careless one's labels rank as more suspect."""
+    import numpy as np
+
+    from annotator.labelling.annotation.actions import lease_next
+    from annotator.labelling.projects.creation import create_project
+
+    project = create_project(name="overlap suspects", task="binary", item_kind="vectors",
+                             classes=[0, 1],
+                             algorithm="paa-i", params={"delta": 100.0, "C": 0.1}, rng_seed=1,
+                             featurizer_config={"kind": "vectors", "n_features": 8},
+                             overlap_fraction=1.0, overlap_k=3, look_ahead=6)
+    rng = np.random.default_rng(1)
+    golds = rng.integers(2, size=80)
+    import_records(project, [Record(f"item {i}", [[j, float(v)] for j, v in enumerate(
+        rng.normal(0.0, 1.0, 8) + (0.8 if y else -0.8))], int(y)) for i, y in enumerate(golds)])
+    users = [member(project, f"sim{i}") for i in range(4)]  # sim3 answers at random
+    update_project(project.pk)
+    while True:
+        given = 0
+        for index in rng.permutation(4):
+            item = lease_next(project, users[index])
+            if item is not None:
+                right = rng.random() < (0.95 if index < 3 else 0.5)
+                submit_label(project, item.pk, users[index], item.gold if right else 1 - item.gold)
+                given += 1
+        update_project(project.pk)
+        waiting = Item.objects.filter(project=project, status__in=["pending", "queued", "leased"])
+        if not given and not waiting.exists():
+            break
+    ranked = ranked_suspects(project)
+    assert ranked and all(r["confusion"] for r in ranked)
+    gold = dict(Item.objects.filter(project=project).values_list("pk", "gold"))
+    careless = [r["suspicion"] for r in ranked
+                if r["annotator"] == "sim3" and r["value"] != gold[r["item_id"]]]
+    right = [r["suspicion"] for r in ranked if r["value"] == gold[r["item_id"]]]
+    assert careless and np.mean(careless) > np.mean(right)
+    assert np.mean([r["suspicion"] for r in ranked if r["annotator"] == "sim3"]) > np.mean(
+        [r["suspicion"] for r in ranked if r["annotator"] != "sim3"])
