@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from annotator.labelling.engine.decision_log import covered_accuracy, decision_log
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Item, Membership, PlannerRun, Review
 from annotator.labelling.reporting import planner
 from annotator.labelling.reporting.dashboard import dashboard_data
+from annotator.labelling.reporting.metrics import project_metrics
 from annotator.labelling.teams.reviews import decide
 from annotator.labelling.worker import tasks
 from learners.evaluation.per_class import confusion, exact_figures
@@ -73,6 +75,11 @@ def test_the_stop_rule_stops_asking_and_resumes_when_the_audit_contradicts_the_t
     assert added.count() == 40 and all(i.status == Item.Status.AUTO and i.query_prob == 0 and not i.queried
                                        for i in added)
     assert dashboard_data(project)["target"]["stopped"] and "asks nobody" in panel_text(project)
+    # the items nobody could be asked about are outside the estimator's stream, in the aggregates
+    # as in the rule applied to the whole log
+    want, got = covered_accuracy(decision_log(project)), project_metrics(project)["accuracy_iw"]
+    assert got["seen"] == want.seen == 120 and got["covers"] == 160
+    assert got["value"] == pytest.approx(want.estimate.value)
     # every model label decided while nobody was asked is audited; the reviewers find them all wrong
     for review in Review.objects.filter(project=project, decided_at__isnull=True):
         decide(project, review.pk, reviewer, "ham" if review.item.prediction == "spam" else "spam")
