@@ -150,5 +150,8 @@ def test_the_planner_ranks_by_the_chosen_metric_and_flags_settings_below_the_bas
     top = panel.find(class_="planner-ranked").find_all("tr")[1]
     assert int(top.attrs["data-index"]) != 0 or results[0]["mean"]["macro_f1"] >= max(
         r["mean"]["macro_f1"] for r in results)
+    tried = parse(client.get(f"/projects/{project.pk}/planner").content).find(id="planner-tried")
+    assert tried.text.count("does not beat the majority baseline") == sum(
+        r["mean"]["macro_f1"] <= r["mean"]["baseline_macro_f1"] for r in results)
     assert client.get(f"/projects/{project.pk}/planner/{job.pk}?metric=nonsense").status_code == 400
     assert client.get(f"/projects/{project.pk}/planner?metric=nonsense").status_code == 400

@@ -167,14 +167,18 @@ TRIED_RUNS = 20
 def tried_settings(project: Project) -> list[dict[str, Any]]:
     """Every candidate of the project's last :data:`TRIED_RUNS` runs, newest first: the run, the
     candidate's index in it, its setting, its result (mean and std over the permutations, None
-    until replayed) and whether it is the project's current setting."""
+    until replayed), whether it is the project's current setting and ``below_baseline``: its
+    macro-F1 does not beat the majority-class baseline's (False when unknown)."""
     rows = []
     for job in project.planner_runs.all()[:TRIED_RUNS]:
         results = {(r["algorithm"], float(r["delta"])): r for r in job.results or []}
         for index, cand in enumerate(job.candidates or []):
             result = results.get((cand["algorithm"], float(cand["delta"])))
+            below = result is not None and "baseline_macro_f1" in result["mean"] \
+                and not beats_baseline(result["mean"], "macro_f1")
             rows.append({"job": job, "index": index, "algorithm": cand["algorithm"], "delta": cand["delta"],
-                         "result": result, "current": is_current(project, cand["algorithm"], cand["delta"])})
+                         "result": result, "current": is_current(project, cand["algorithm"], cand["delta"]),
+                         "below_baseline": below})
     return rows
 
 
