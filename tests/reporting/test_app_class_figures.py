@@ -9,6 +9,7 @@ from annotator.labelling.engine.decision_log import covered_accuracy, decision_l
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Item, Membership, PlannerRun, Review
 from annotator.labelling.reporting import planner
+from annotator.labelling.reporting.class_figures import class_figures
 from annotator.labelling.reporting.dashboard import dashboard_data
 from annotator.labelling.reporting.metrics import project_metrics
 from annotator.labelling.teams.reviews import decide
@@ -155,3 +156,24 @@ def test_the_planner_ranks_by_the_chosen_metric_and_flags_settings_below_the_bas
         r["mean"]["macro_f1"] <= r["mean"]["baseline_macro_f1"] for r in results)
     assert client.get(f"/projects/{project.pk}/planner/{job.pk}?metric=nonsense").status_code == 400
     assert client.get(f"/projects/{project.pk}/planner?metric=nonsense").status_code == 400
+
+
+def test_a_model_that_answers_the_majority_class_is_marked_below_the_baseline():
+    """Aggregates of a model that says "ham" to everything: exact and estimated macro-F1 and
+    balanced accuracy equal the baseline's, and both are marked."""
+    from annotator.labelling.engine.running_totals import cell_key
+    from annotator.labelling.models import StreamStats
+
+    project = text_project()
+    stats = StreamStats(project=project,
+                        gold_cells={cell_key("ham", "ham"): 86, cell_key("spam", "ham"): 14},
+                        iw_cells={cell_key("ham", "ham"): [40, 90.0, 60.0],
+                                  cell_key("spam", "ham"): [8, 12.0, 3.0]},
+                        iw_auto={"ham": 52}, iw_seen=100, frontier=100)
+    figures = class_figures(project, stats)
+    rows = {o["name"]: o for o in figures["overall"]}
+    for name in ("macro_f1", "balanced_accuracy"):
+        assert rows[name]["below_exact"] and rows[name]["below_est"], name
+    accuracy = rows["accuracy"]
+    assert accuracy["exact"] == accuracy["base_exact"] == 0.86 and accuracy["below_exact"]
+    assert figures["baseline_class"] == {"exact": "ham", "est": "ham"}

@@ -63,7 +63,8 @@ def class_figures(project: Project, stats: StreamStats) -> dict[str, Any]:
     :func:`learners.evaluation.per_class.exact_figures` (estimates as ``{"value", "low",
     "high", "n"}``), plus ``"rows"``: per class ``{"cls", "support", and per figure
     "<f>_exact" / "<f>_est"}`` and ``"overall"``: per figure (accuracy, macro-F1, balanced
-    accuracy) ``{"name", "exact", "est", "base_exact", "base_est"}``, what the dashboard's table shows."""
+    accuracy) ``{"name", "exact", "est", "base_exact", "base_est", "below_exact", "below_est"}``
+    (below: not above the majority baseline), what the dashboard's table shows."""
     T = gold_matrix(project, stats)
     exact = exact_figures(T, project.classes) if T.sum() else None
     est = estimated_figures(iw_cells(project, stats), stats.iw_seen, project.classes)
@@ -74,12 +75,16 @@ def class_figures(project: Project, stats: StreamStats) -> dict[str, Any]:
             row[f"{f}_exact"] = exact["classes"][k][f] if exact else None
             row[f"{f}_est"] = _json(e[f])
         rows.append(row)
-    overall = [{"name": name, "label": label,
+    overall: list[dict[str, Any]] = [{"name": name, "label": label,
                 "exact": exact[name] if exact else None, "est": _json(est[name]),
                 "base_exact": exact["baseline"][name] if exact else None,
                 "base_est": _json(est["baseline"][name])}
                for name, label in (("accuracy", "accuracy"), ("macro_f1", "macro-F1"),
                                    ("balanced_accuracy", "balanced accuracy"))]
+    for o in overall:  # not above the majority-class baseline: exactly, or by the estimates
+        o["below_exact"] = o["exact"] is not None and o["exact"] <= o["base_exact"]
+        o["below_est"] = o["est"]["value"] is not None and o["base_est"]["value"] is not None \
+            and o["est"]["value"] <= o["base_est"]["value"]
     return {"rows": rows, "overall": overall, "gold_n": int(T.sum()),
             "baseline_class": {"exact": exact["baseline"]["class"] if exact else None,
                                "est": est["baseline"]["class"]},
