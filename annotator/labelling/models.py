@@ -105,6 +105,25 @@ class Project(models.Model):
                                    "decides alone that are sent to reviewers (audit); 0 = no audit")
     honeypot_rate = models.FloatField(default=0.0, help_text="fraction in [0, 0.5] of the items served to "
                                       "annotators that are known-gold items (not told which); 0 = none")
+    quality_target = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.5), MaxValueValidator(0.9999)],
+        help_text="the share of the model's own labels that must be correct, e.g. 0.97 (None = no target; "
+        "docs/estimates.md, \"Stop rule\")")
+    quality_confidence = models.FloatField(
+        default=0.95, validators=[MinValueValidator(0.5), MaxValueValidator(0.999)],
+        help_text="confidence with which the target must hold (the interval's level)")
+    stop_at_target = models.BooleanField(
+        default=False,
+        help_text="stop asking people while the target holds (and resume when it no longer does)")
+    asking_stopped = models.BooleanField(
+        default=False, help_text="set by the workers: the stop rule holds and the stream asks nobody")
+    suspect_threshold = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.5), MaxValueValidator(1.0)],
+        help_text="labels whose probability of being wrong is at least this go to the reviewers on their own "
+        "(None = only by hand; docs/estimates.md)")
+    stopped_from_seq = models.BigIntegerField(
+        null=True, blank=True, help_text="set by the workers: the first item of the stop rule's last pause "
+        "(None while the rule is off or never held)")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -609,8 +628,12 @@ class StreamStats(models.Model):
     (the stream before the first queried item without an applied label); ``iw_seen``: those
     items less the skipped queried ones, ``iw_m``: labelled queried items among them,
     ``iw_s1`` = sum of c/q and ``iw_s2`` = sum of c(1-q)/q^2 over them (c = label right).
+    ``gold_cells``, ``iw_cells``, ``iw_auto``: the per-class forms of the gold counts and of the
+    importance-weighted sums (docs/estimates.md); items decided while the stop rule held
+    (``query_prob`` 0) are outside the estimator's stream.
     ``checkpoints``: the curves' points, ``[t, gold_n, gold_correct, queried, iw_seen, iw_m,
-    iw_s1, iw_s2]`` after the first ``t`` decided items, kept every ``step`` decided items (at
+    iw_s1, iw_s2, [iw_cells, iw_auto]]`` after the first ``t`` decided items, kept every ``step``
+    decided items (at
     most 120: the step doubles); the gold and query counts are fixed when item ``t`` is decided,
     the importance-weighted sums are set once the frontier passes ``t`` (None before, and again
     after an undo moved the frontier back).
@@ -636,6 +659,13 @@ class StreamStats(models.Model):
                                      "({str(class): count}), the dashboard's class distribution")
     auto_classes = models.JSONField(default=dict, help_text="items decided and not queried per "
                                     "predicted class ({str(class): count})")
+    gold_cells = models.JSONField(default=dict, help_text="decided items with a gold class per (gold, "
+                                  "prediction): {json [str(gold), str(prediction)]: count}")
+    iw_cells = models.JSONField(default=dict, help_text="labelled queried items of the covered prefix per "
+                                "(label, prediction): {json [str(label), str(prediction)]: [m, sum 1/q, "
+                                "sum (1-q)/q^2]} (docs/estimates.md)")
+    iw_auto = models.JSONField(default=dict, help_text="items of the covered prefix decided without a "
+                               "query per predicted class ({str(class): count})")
 
 
 class CostView(models.Model):
@@ -669,6 +699,7 @@ class Review(models.Model):
     class Reason(models.TextChoices):
         DISAGREEMENT = "disagreement"
         AUDIT = "audit"
+        SUSPECT = "suspect"  # a label suspected wrong (:mod:`.suspects`, docs/estimates.md)
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="reviews")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reviews")

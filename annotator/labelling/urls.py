@@ -1,7 +1,7 @@
 from django.urls import path
 
 from annotator.labelling.api import views as api
-from annotator.labelling.web import console, dashboard, items, planner, projects, queue, review
+from annotator.labelling.web import console, dashboard, items, planner, projects, queue, review, suspects
 
 urlpatterns = [
     path("", projects.project_list, name="project-list"),
@@ -24,6 +24,8 @@ urlpatterns = [
          name="planner-cancel"),
     path("projects/<int:pk>/planner/<int:run_pk>/use/<int:index>", planner.planner_use,
          name="planner-use"),
+    path("projects/<int:pk>/suspects", suspects.suspects, name="suspects"),
+    path("projects/<int:pk>/suspects/send", suspects.suspects_send, name="suspects-send"),
     path("projects/<int:pk>/dashboard", dashboard.dashboard, name="dashboard"),
     path("projects/<int:pk>/dashboard/panel", dashboard.dashboard_panel, name="dashboard-panel"),
     path("projects/<int:pk>/items/<int:item_pk>/image", projects.item_image, name="item-image"),

@@ -56,6 +56,7 @@ from .engine import (
     summarise,
 )
 from .metrics import HIGHER_IS_BETTER
+from .per_class import beats_baseline
 from .raw import RAW_KINDS, featurizer_config, load_raw
 
 SCHEMA = "learners.replay/1"
@@ -364,17 +365,49 @@ def plot_svg(doc: dict[str, Any], path: str) -> None:
 
 
 def print_table(doc: dict[str, Any], out: Any = None) -> None:
+    """The settings' table (primary metric, macro-F1, balanced accuracy, query ratio, speed; a
+    setting whose macro-F1 does not beat the majority-class baseline's is marked), then
+    :func:`print_per_class`."""
     out = sys.stdout if out is None else out
     metric = doc["protocol"]["primary_metric"]
-    print(f"{'algo':<16} {metric:>8} {'+-':>7} {'query%':>7} {'items/s':>10}  setting", file=out)
+    print(f"{'algo':<16} {metric:>8} {'+-':>7} {'macroF1':>8} {'bal.acc':>8} {'query%':>7} {'items/s':>10}"
+          "  setting", file=out)
     for r in doc["results"]:
         m, s = r["mean"], r["std"]
         flag = "  *best*" if r["best"] else ""
         cal = r["calibration"]
         miss = "  (target not reached)" if cal is not None and not cal["reached"] else ""
+        below = "  (not above the majority baseline)" if not beats_baseline(m, "macro_f1") else ""
         print(f"{r['algo']:<16} {m.get(metric, float('nan')):8.4f} {s.get(metric, float('nan')):7.4f} "
-              f"{100 * m['query_ratio']:7.2f} {m['items_per_second']:10.0f}  {_label(r)}{flag}{miss}",
+              f"{m['macro_f1']:8.4f} {m['balanced_accuracy']:8.4f} "
+              f"{100 * m['query_ratio']:7.2f} {m['items_per_second']:10.0f}  {_label(r)}{flag}{miss}{below}",
               file=out)
+    print_per_class(doc, out)
+
+
+def _interval(m: dict[str, float], name: str) -> str:
+    return f"{m[name + '_iw']:.3f} [{m[name + '_iw_low']:.3f}, {m[name + '_iw_high']:.3f}]"
+
+
+def print_per_class(doc: dict[str, Any], out: Any) -> None:
+    """Per setting: per class precision, recall and F1, then macro-F1, balanced accuracy and the
+    majority-class baseline, each exact (every round's class is known in a replay) and as the
+    importance-weighted estimate from the queried rounds alone with its 95% interval
+    (docs/estimates.md); means over runs (of the interval's ends too)."""
+    runs = doc["protocol"]["runs"]
+    print(f"\nper class: exact | importance-weighted estimate [95% interval]"
+          f"{f' (means over {runs} runs)' if runs > 1 else ''}", file=out)
+    for r in doc["results"]:
+        m = r["mean"]
+        print(f"{r['algo']} {_label(r)}", file=out)
+        for c in doc["data"]["classes"]:
+            cells = "  ".join(f"{f} {m[f'{f}[{c}]']:.3f} | {_interval(m, f'{f}[{c}]')}"
+                              for f in ("precision", "recall", "f1"))
+            print(f"  {c!s:<14} {cells}", file=out)
+        for name, base in (("accuracy", "baseline_accuracy"), ("macro_f1", "baseline_macro_f1"),
+                           ("balanced_accuracy", "baseline_balanced_accuracy")):
+            print(f"  {name:<18} {m[name]:.3f} | {_interval(m, name)}   majority baseline "
+                  f"{m[base]:.3f} | {_interval(m, base)}", file=out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

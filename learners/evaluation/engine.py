@@ -34,9 +34,12 @@ from ..base import Learner
 from ..budget import BudgetController, knob_name
 from ..registry import get_spec, make, validate_params
 from .metrics import stream_metrics
+from .per_class import stream_figures
 
 #: the metrics reported for every setting (binary-only ones are absent for multiclass tasks)
 METRICS = ("accuracy", "f1", "precision", "recall", "sensitivity", "specificity", "sum", "cost",
+           "macro_f1", "balanced_accuracy", "baseline_accuracy", "baseline_macro_f1",
+           "baseline_balanced_accuracy",
            "query_ratio", "queries", "mistakes", "seconds", "items_per_second")
 
 
@@ -294,6 +297,7 @@ def replay_permuted(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: T
         budget = BudgetController.for_learner(setting.budget, learner)
     trace = replay(learner, Xp, yp, rng, budget=budget, fast=fast)
     out = stream_metrics(yp, trace.pred, trace.queried, task.binary)
+    out.update(stream_figures(yp, trace.pred, trace.query_prob, trace.queried, task.classes))
     out["seconds"] = trace.seconds
     out["items_per_second"] = Xp.shape[0] / trace.seconds if trace.seconds > 0 else float("inf")
     if trace.knob is not None:

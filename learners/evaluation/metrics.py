@@ -119,6 +119,7 @@ def iw_estimate(s1: float, s2: float, m: int, n_seen: int) -> Estimate:
 HIGHER_IS_BETTER = {
     "accuracy": True, "f1": True, "precision": True, "recall": True, "sensitivity": True,
     "specificity": True, "sum": True, "cost": False, "mistakes": False, "query_ratio": False,
+    "macro_f1": True, "balanced_accuracy": True,
 }
 
 
@@ -149,7 +150,7 @@ def stream_metrics(y_true: np.ndarray, y_pred: np.ndarray, queried: np.ndarray,
     return out
 
 
-def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray) -> Estimate:
+def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray, z: float = Z95) -> Estimate:
     """Estimate the accuracy of a population of auto-decided items from an audited sample
     (docs/teams.md, "Audit of auto-decisions").
 
@@ -163,7 +164,8 @@ def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray) -> Estimate:
     ``v = sum_i (1 - pi_i) w_i^2 (c_i - a)^2 / (sum_i w_i)^2``. Interval: Wilson's score interval
     at the effective sample size ``n_eff = a (1 - a) / v`` (Kish's design effect), so it stays
     inside [0, 1] and is not empty when every audited label was right (or wrong); there (v = 0)
-    ``n_eff`` is Kish's ``(sum w)^2 / sum w^2`` divided by the mean (1 - pi). ``n`` is m.
+    ``n_eff`` is Kish's ``(sum w)^2 / sum w^2`` divided by the mean (1 - pi). ``n`` is m; ``z``:
+    the interval's normal quantile (1.96: 95%).
     """
     c, p = _weighted_sample(correct, sample_prob, "sample_prob")
     if len(c) == 0:
@@ -171,15 +173,26 @@ def audit_accuracy(correct: np.ndarray, sample_prob: np.ndarray) -> Estimate:
     w = 1.0 / p
     value = float(np.sum(w * c) / np.sum(w))
     var = float(np.sum((1.0 - p) * w**2 * (c - value) ** 2) / np.sum(w) ** 2)
-    if var > 0:
+    kish = float(np.sum(w) ** 2 / np.sum(w**2))
+    fpc = float(np.mean(1.0 - p))  # 0: every item of the population was audited, the accuracy is known
+    return wilson_effective(value, var, kish / fpc if fpc > 0 else None, len(c), z)
+
+
+def wilson_effective(value: float, var: float, n_eff_if_exact: float | None, n: int,
+                     z: float = Z95) -> Estimate:
+    """Wilson's score interval for a proportion-like ``value`` in [0, 1] with (linearised)
+    variance ``var``, at the effective sample size ``value (1 - value) / var`` (Kish's design
+    effect). With ``var == 0`` (the estimate is 0 or 1, or the sample is the whole population)
+    ``n_eff_if_exact`` is used; None there means the value is known exactly. ``n``: the sample
+    size reported."""
+    value = min(1.0, max(0.0, value))
+    if var > 0 and 0.0 < value < 1.0:
         n_eff = value * (1.0 - value) / var
+    elif n_eff_if_exact is None or n_eff_if_exact <= 0:
+        return Estimate(value, value, value, n)
     else:
-        kish = float(np.sum(w) ** 2 / np.sum(w**2))
-        fpc = float(np.mean(1.0 - p))
-        if fpc <= 0:  # every item of the population was audited: the accuracy is known exactly
-            return Estimate(value, value, value, len(c))
-        n_eff = kish / fpc
-    z2 = Z95**2
+        n_eff = n_eff_if_exact
+    z2 = z * z
     centre = (value + z2 / (2 * n_eff)) / (1 + z2 / n_eff)
-    half = Z95 / (1 + z2 / n_eff) * math.sqrt(value * (1 - value) / n_eff + z2 / (4 * n_eff**2))
-    return Estimate(value, max(0.0, centre - half), min(1.0, centre + half), len(c))
+    half = z / (1 + z2 / n_eff) * math.sqrt(value * (1 - value) / n_eff + z2 / (4 * n_eff**2))
+    return Estimate(value, max(0.0, centre - half), min(1.0, centre + half), n)

@@ -9,11 +9,11 @@ import pytest
 from django.test import Client
 
 from annotator.labelling.engine import running_totals
-from annotator.labelling.engine.decision_log import covered_accuracy, decision_log
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Consensus, Item, Label, LearnerState, Membership
 from annotator.labelling.reporting.metrics import model_metrics
 from tests.support.app import digits_project, member, teach
+from tests.support.decision_log import covered_accuracy, decision_log
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,11 @@ from annotator.labelling.annotation.actions import lease_next, skip_item, submit
 from annotator.labelling.engine import running_totals
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import StreamStats
+from annotator.labelling.reporting.class_figures import gold_matrix, iw_auto, iw_cells
 from annotator.labelling.reporting.dashboard import curves
 from annotator.labelling.reporting.metrics import project_metrics
 from learners.evaluation.metrics import accuracy
+from learners.evaluation.per_class import Cells, confusion
 from tests.support.app import digits_project, member
 from tests.support.decision_log import covered_accuracy, decision_log
 
@@ -64,6 +66,26 @@ def check(project):
         if g:
             gold_points.append((t, accuracy(*zip(*g, strict=True))))
     assert flat(c["gold"]) == pytest.approx(flat(gold_points))
+    check_per_class(project, log)
+
+
+def check_per_class(project, log):
+    """The per-class aggregates (docs/estimates.md) equal the same sums over the whole log."""
+    stats = StreamStats.objects.get(project=project)
+    index = {c: k for k, c in enumerate(project.classes)}
+    gold = [(index[d.gold], index[d.prediction]) for d in log if d.gold is not None]
+    assert np.array_equal(gold_matrix(project, stats), confusion(*zip(*gold, strict=True), 10) if gold
+                          else np.zeros((10, 10)))
+    stop = covered_accuracy(log).stop
+    stream = [d for d in log[:stop] if d.in_stream]
+    asked = [d for d in stream if d.queried]
+    want = Cells.of([index[d.label] for d in asked], [index[d.prediction] for d in asked],
+                    [d.query_prob for d in asked], 10)
+    got = iw_cells(project, stats)
+    for name in ("m", "s1", "s2"):
+        assert getattr(got, name) == pytest.approx(getattr(want, name)), name
+    auto = np.bincount([index[d.prediction] for d in stream if not d.queried], minlength=10)
+    assert np.array_equal(iw_auto(project, stats), auto)
 
 
 def test_aggregates_equal_the_recomputation_on_a_random_stream(monkeypatch):

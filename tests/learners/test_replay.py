@@ -131,6 +131,11 @@ RESULT_KEYS = {"algo", "params", "delta", "scale", "bias", "budget", "runs", "be
                "calibration", "mean", "std"}
 BINARY_METRICS = {"accuracy", "f1", "precision", "recall", "sensitivity", "specificity", "sum", "cost",
                   "query_ratio", "queries", "mistakes", "seconds", "items_per_second"}
+#: the per-class figures of learners/evaluation/per_class.py (classes -1 and 1 of the small file)
+FIGURES = {"macro_f1", "balanced_accuracy", "baseline_accuracy", "baseline_macro_f1",
+           "baseline_balanced_accuracy",
+           *(f"{f}[{c}]" for f in ("precision", "recall", "f1") for c in (-1, 1))}
+BINARY_METRICS |= FIGURES | {f"{n}_iw{e}" for n in FIGURES | {"accuracy"} for e in ("", "_low", "_high")}
 
 
 def test_cli_json_schema_grid_product_and_outputs(small_file, tmp_path, capsys):
@@ -156,7 +161,11 @@ def test_cli_json_schema_grid_product_and_outputs(small_file, tmp_path, capsys):
     svg = ET.parse(tmp_path / "r.svg").getroot()
     texts = {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
     assert {"paa-i", "paa"} <= texts
-    assert "*best*" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "*best*" in printed
+    # per class and the majority baseline, exact and estimated (docs/estimates.md), per setting
+    assert printed.count("majority baseline") == 3 * 6 and "per class: exact | importance-weighted" in printed
+    assert printed.count("\n  -1 ") == printed.count("\n  1 ") == 6
 
 
 def test_cli_jobs_give_the_same_numbers(small_file, tmp_path):

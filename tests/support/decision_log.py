@@ -41,7 +41,7 @@ def covered_accuracy(log: Sequence[Decision]) -> CoveredEstimate:
     ``stop`` < ``len(log)`` when a queried item of ``log`` still waits for its label.
     """
     stop = next((i for i, d in enumerate(log) if d.awaiting_label), len(log))
-    stream = [d for d in log[:stop] if not d.label_missing]
+    stream = [d for d in log[:stop] if d.in_stream]
     covered = [d for d in stream if d.queried]
     estimate = importance_weighted_accuracy(
         np.array([d.label == d.prediction for d in covered], dtype=bool),

@@ -40,6 +40,7 @@ def test_no_serious_or_critical_axe_violation_on_any_page(live_server, axe_page,
     pages = {"projects": "/", "queue": f"/projects/{pk}/", "queue-empty": f"/projects/{empty.pk}/",
              "console": f"/projects/{pk}/console", "dashboard": f"/projects/{pk}/dashboard",
              "upload": f"/projects/{pk}/upload", "planner": f"/projects/{pk}/planner",
+             "suspects": f"/projects/{pk}/suspects",
              "new-project": "/projects/new", "missing": "/projects/999999/"}
     held: list = []  # the label request held back to see the page while it saves
     for name, path in pages.items():

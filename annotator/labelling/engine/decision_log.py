@@ -4,7 +4,8 @@ The importance-weighted (Horvitz-Thompson) accuracy needs the label of every que
 stream it covers, so it covers the longest prefix of the log (in ``seq`` order) before the first
 queried item still waiting for a label (:attr:`Decision.awaiting_label`); queried items that will
 never have one (skipped: :attr:`Decision.label_missing`) are left out of that stream, and so are
-queried items whose label an admin replaced (``Label.drawn`` False: docs/dataset.md). The running
+queried items whose label an admin replaced (``Label.drawn`` False: docs/dataset.md) and the
+items decided while the stop rule held (query probability 0, docs/estimates.md). The running
 totals (:mod:`.running_totals`) walk their frontier by this rule, so the metrics, the dashboard's
 curves and the model card follow it without reading the log. See docs/architecture.md ("Metrics").
 """
@@ -41,3 +42,10 @@ class Decision(NamedTuple):
     def label_missing(self) -> bool:
         """Queried without a label (waiting for it, or skipped for good)."""
         return self.queried and self.label is None
+
+    @property
+    def in_stream(self) -> bool:
+        """In the estimator's stream: not a queried item without a label, nor an item decided while
+        the stop rule held (``query_prob`` 0: nobody could be asked; docs/estimates.md)."""
+        return not self.label_missing and self.query_prob > 0
+

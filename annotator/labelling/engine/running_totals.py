@@ -11,7 +11,8 @@ only under the learner-state lock, in the transactions that record what they cou
 * :func:`record_applied` (the pipeline, per applied label): label counts (also per class) and
   seconds;
 * :func:`advance_frontier` (the pipeline, after labels and decisions): the importance-weighted
-  sums over the prefix of the stream the estimate can cover, by the rule of :mod:`.decision_log`
+  sums (also per class: ``iw_cells`` and ``iw_auto``, docs/estimates.md) over the prefix of the
+  stream the estimate can cover, by the rule of :mod:`.decision_log`
   (it stops at the first queried item still waiting for a label);
 * :func:`record_undo` (an undo): the counts lose the label if it was applied and, when the
   item lies inside the covered prefix, the frontier goes back to the last checkpoint before
@@ -30,6 +31,7 @@ whose label an admin replaced is left out of the estimator's stream as a skipped
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -45,8 +47,22 @@ CURVE_POINTS = 60
 WALK = (16, 2000)
 #: the importance-weighted sums, on the aggregates and on each checkpoint (None there until reached)
 IW_FIELDS = ("iw_seen", "iw_m", "iw_s1", "iw_s2")
-#: a checkpoint: ``[t, gold_n, gold_correct, queried, *IW_FIELDS]`` (see :class:`.models.StreamStats`)
-T, IW = 0, slice(4, 8)
+#: a checkpoint: ``[t, gold_n, gold_correct, queried, *IW_FIELDS, [iw_cells, iw_auto]]`` (see
+#: :class:`.models.StreamStats`)
+T, IW, CELLS = 0, slice(4, 8), 8
+
+
+def cell_key(truth: Any, prediction: Any) -> str:
+    """The key of a confusion cell in ``gold_cells`` / ``iw_cells``: JSON
+    ``[str(truth), str(prediction)]``."""
+    return json.dumps([str(truth), str(prediction)])
+
+
+def _add_cell(cells: dict[str, list[float]], key: str, q: float) -> None:
+    """One labelled queried item with query probability ``q`` joins its cell
+    ``[m, sum 1/q, sum (1-q)/q^2]``."""
+    m, s1, s2 = cells.get(key, [0.0, 0.0, 0.0])
+    cells[key] = [m + 1.0, s1 + 1.0 / q, s2 + (1.0 - q) / (q * q)]
 
 
 def load(project_id: int) -> StreamStats:
@@ -75,8 +91,10 @@ def record_decisions(stats: StreamStats, start: int, queried_before: int,
         if gold is not None:
             stats.gold_n += 1
             stats.gold_correct += gold == prediction
+            key = cell_key(gold, prediction)
+            stats.gold_cells[key] = stats.gold_cells.get(key, 0) + 1
         if t % stats.step == 0:
-            stats.checkpoints.append([t, stats.gold_n, stats.gold_correct, queried, None, None, None, None])
+            stats.checkpoints.append([t, stats.gold_n, stats.gold_correct, queried, *[None] * 5])
     if t // stats.step > 2 * CURVE_POINTS:
         while t // stats.step > 2 * CURVE_POINTS:
             stats.step *= 2
@@ -113,9 +131,11 @@ def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> 
         stats.frontier = back[T] if back else 0
         for i, name in enumerate(IW_FIELDS):
             setattr(stats, name, back[IW][i] if back else 0)
+        stats.iw_cells, stats.iw_auto = (json.loads(json.dumps(back[CELLS])) if back else ({}, {}))
         for c in stats.checkpoints:
             if c[T] > stats.frontier:
                 c[IW] = [None] * len(IW_FIELDS)
+                c[CELLS] = None
     stats.save()
 
 
@@ -135,16 +155,20 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
             d = Decision(seq, status, prediction, q, bool(queried), None, label)
             if d.awaiting_label:
                 return
-            if not d.label_missing:  # in the estimator's stream
+            if d.in_stream:
                 stats.iw_seen += 1
                 if d.queried:
                     c = float(d.label == d.prediction)
                     stats.iw_m += 1
                     stats.iw_s1 += c / q
                     stats.iw_s2 += c * (1.0 - q) / (q * q)
+                    _add_cell(stats.iw_cells, cell_key(d.label, d.prediction), q)
+                else:
+                    _count(stats.iw_auto, d.prediction, 1)
             stats.frontier = seq + 1
             if stats.frontier in at:
                 at[stats.frontier][IW] = [getattr(stats, name) for name in IW_FIELDS]
+                at[stats.frontier][CELLS] = json.loads(json.dumps([stats.iw_cells, stats.iw_auto]))
         if not rows:
             return
         size = WALK[1]
@@ -153,7 +177,7 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
 def rebuild(project_id: int) -> StreamStats:
     """Recompute the aggregates (and the state's decision counters) from the decision log."""
     StreamStats.objects.filter(project_id=project_id).delete()
-    stats = StreamStats(project_id=project_id, checkpoints=[])
+    stats = StreamStats(project_id=project_id, checkpoints=[], gold_cells={}, iw_cells={}, iw_auto={})
     decided = Item.objects.filter(project_id=project_id).decided()
     n_decided = decided.aggregate(m=Max("seq"))["m"]
     n_decided = 0 if n_decided is None else n_decided + 1

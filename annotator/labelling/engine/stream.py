@@ -61,6 +61,11 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
     (:func:`.running_totals.record_decisions`; the caller saves it). Items decided alone may be sampled
     for the audit (:mod:`.audit_sampling`, outside the learner's random generator).
 
+    While the stop rule holds (``project.asking_stopped``, docs/estimates.md "Stop rule") the
+    learner decides as always but nobody is asked: an item it would have queried is decided alone,
+    logged with query probability 0 (nobody could be asked: the importance-weighted estimates
+    leave such items out) and may be sampled for the audit like any other.
+
     Does nothing while the project is paused. The caller saves ``lk`` afterwards.
     """
     project = lk.project
@@ -93,7 +98,10 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
             idx, vals = decode_row(vector, n)  # no sparse matrix per item
             d = learner.decide_row(idx, vals, lk.rng, ctl)
             audit_prob, k, overlap_prob = None, 1, None
-            if d.queried:
+            ask, q = d.queried, d.query_prob
+            if project.asking_stopped:
+                ask, q = False, 0.0
+            if ask:
                 status = Item.Status.QUEUED
                 taken += 1
                 queried += 1
@@ -104,9 +112,9 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
                 audit_prob, chosen = sampled(project, seq)
                 if chosen:
                     audits.append((pk, audit_prob))
-            rows.append((pk, status, d.prediction, d.score, d.query_prob, d.queried, lk.state.version, now,
+            rows.append((pk, status, d.prediction, d.score, q, ask, lk.state.version, now,
                          audit_prob, k, overlap_prob))
-            counted.append((gold, d.prediction, d.queried))
+            counted.append((gold, d.prediction, ask))
             if taken >= places:
                 break
         update_rows(Item, DECISION_FIELDS, rows)

@@ -6,7 +6,9 @@ agreement between annotators (:func:`.agreement.project_agreement`) and the anno
 (:func:`.quality.annotator_quality`), both shown to admins only (these three over the project's
 newest ``DASHBOARD_LABEL_WINDOW`` labels, :func:`.agreement.recent_labels`: a poll reads as many
 label rows at any length of the stream), the audit of the model's own
-labels (:func:`.audit_sampling.audit_estimate`), the label cost, the worker health and the curves. It is
+labels (:func:`.audit_sampling.audit_estimate`) beside their importance-weighted estimate and the
+project's quality target (:mod:`.stop_rule`), the per-class figures with the majority baseline
+(:mod:`.class_figures`, docs/estimates.md), the label cost, the worker health and the curves. It is
 polled every 2 s, so it is cached per process and recomputed only when the project changed:
 the key is the learner state's revision (bumped by every pipeline save: labels applied, items
 decided) plus the newest label id (labels stored but not applied yet), the newest review and
@@ -30,11 +32,12 @@ from django.utils import timezone
 from annotator.labelling.engine.queue_counts import waiting_count
 from annotator.labelling.models import Item, Label, LearnerState, Project, Review
 from annotator.labelling.teams.agreement import project_agreement, recent_labels
-from annotator.labelling.teams.audit_sampling import audit_estimate
 from annotator.labelling.teams.quality import annotator_quality
 from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
 
+from . import stop_rule
+from .class_figures import class_figures
 from .cost_view import stored_at, stored_view
 from .metrics import aggregates, project_metrics
 from .worker_health import queue_health
@@ -72,7 +75,7 @@ def curves(project: Project) -> dict[str, list[tuple[float, float]]]:
     """The curve points from the stored checkpoints (:mod:`.running_totals`) plus the current totals
     (x = items seen or labels spent); at most ``2 x CURVE_POINTS + 1`` points whatever the stream."""
     agg, state = aggregates(project)
-    points = [tuple(c) for c in agg.checkpoints]
+    points = [tuple(c[:8]) for c in agg.checkpoints]
     n, n_queried = (state.n_decided, state.n_queried) if state else (0, 0)
     if n and (not points or points[-1][0] != n):
         now = (agg.iw_seen, agg.iw_m, agg.iw_s1, agg.iw_s2) if agg.frontier == n else (None,) * 4
@@ -169,7 +172,9 @@ def fingerprint(project: Project) -> tuple:
     undone = (labels.filter(undone_at__isnull=False).order_by("-undone_at")
               .values_list("undone_at", flat=True).first())
     reviews = Review.objects.filter(project=project).aggregate(m=Max("id"), d=Max("decided_at"))
-    return (project.pk, revision, newest, undone, reviews["m"], reviews["d"], stored_at(project))
+    target = (project.quality_target, project.quality_confidence, project.stop_at_target,
+              project.asking_stopped)
+    return (project.pk, revision, newest, undone, reviews["m"], reviews["d"], stored_at(project), target)
 
 
 def dashboard_data(project: Project) -> dict[str, Any]:
@@ -195,7 +200,11 @@ def dashboard_data(project: Project) -> dict[str, Any]:
                 else project.price_per_label * metrics["labels"]}
         data["agreement"] = project_agreement(project, window)
         data["quality"] = annotator_quality(project, window)
-        data["audit"] = audit_estimate(project)
+        quality = stop_rule.evaluate(project)  # the audit, the model labels' accuracy, the target
+        data["audit"] = quality["audit"]
+        data["model_labels"] = quality["model_labels"]
+        data["target"] = quality["target"]
+        data["per_class"] = class_figures(project, aggregates(project)[0])
         cache.set(key, data, 300)
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
     # waiting changes with the clock (a lease expires) and with leases, which the fingerprint misses

@@ -7,7 +7,12 @@ Data: the latest items with a gold label (at most :func:`window`), in arrival or
 values when it is the project's algorithm) is replayed by
 :func:`learners.evaluation.engine.run_once` on ``runs`` random permutations (the papers' protocol: a
 prediction on every round, mistakes counted on every round, learning from queried labels only),
-giving online accuracy and query ratio (and F1 for binary tasks).
+giving online accuracy and query ratio (and F1 for binary tasks), macro-F1, balanced accuracy and
+the majority-class baseline (:func:`learners.evaluation.per_class.stream_figures`).
+
+A run's results are ranked by the metric the admin picks (:data:`RANK_METRICS`; by default
+macro-F1 when the classes are imbalanced, accuracy otherwise: :func:`default_metric`), and a
+setting whose figure does not beat the majority-class baseline's is marked (:func:`ranked`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from annotator.labelling.engine import jobs
 from annotator.labelling.engine.stored_vectors import decode
 from annotator.labelling.models import Item, Label, PlannerRun, Project
 from learners.evaluation.engine import Setting, Task, run_once, summarise
+from learners.evaluation.per_class import beats_baseline
 
 MAX_CANDIDATES = 4
 MIN_ITEMS = 10
@@ -161,12 +167,53 @@ TRIED_RUNS = 20
 def tried_settings(project: Project) -> list[dict[str, Any]]:
     """Every candidate of the project's last :data:`TRIED_RUNS` runs, newest first: the run, the
     candidate's index in it, its setting, its result (mean and std over the permutations, None
-    until replayed) and whether it is the project's current setting."""
+    until replayed), whether it is the project's current setting and ``below_baseline``: its
+    macro-F1 does not beat the majority-class baseline's (False when unknown)."""
     rows = []
     for job in project.planner_runs.all()[:TRIED_RUNS]:
         results = {(r["algorithm"], float(r["delta"])): r for r in job.results or []}
         for index, cand in enumerate(job.candidates or []):
             result = results.get((cand["algorithm"], float(cand["delta"])))
+            below = result is not None and "baseline_macro_f1" in result["mean"] \
+                and not beats_baseline(result["mean"], "macro_f1")
             rows.append({"job": job, "index": index, "algorithm": cand["algorithm"], "delta": cand["delta"],
-                         "result": result, "current": is_current(project, cand["algorithm"], cand["delta"])})
+                         "result": result, "current": is_current(project, cand["algorithm"], cand["delta"]),
+                         "below_baseline": below})
+    return rows
+
+
+#: the metrics a run's results may be ranked by, with their labels
+RANK_METRICS = {"macro_f1": "macro-F1", "accuracy": "accuracy", "balanced_accuracy": "balanced accuracy"}
+#: the classes are imbalanced when the majority class holds more than this multiple of 1/k of the items
+IMBALANCE = 1.5
+
+
+def imbalanced(results: list[dict[str, Any]], n_classes: int) -> bool:
+    """Whether the replayed items' majority class (``baseline_accuracy``: its share) holds more than
+    :data:`IMBALANCE` / k of them; False for results without the baseline (runs from before it)."""
+    shares = [r["mean"]["baseline_accuracy"] for r in results if "baseline_accuracy" in r["mean"]]
+    return bool(shares) and shares[0] > IMBALANCE / max(1, n_classes)
+
+
+def default_metric(project: Project, results: list[dict[str, Any]]) -> str:
+    """macro-F1 when the classes of ``results``' items are imbalanced (:func:`imbalanced`), else accuracy."""
+    return "macro_f1" if imbalanced(results, len(project.classes)) else "accuracy"
+
+
+def ranked(results: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
+    """The results, best ``metric`` first (results without it last, in run order), each with
+    ``index`` (its place in the run, what "use this setting" posts), ``rank`` (from 1),
+    ``value`` / ``std`` of the metric, ``baseline`` (the majority-class baseline's figure, None
+    when unknown) and ``beats`` (False: does not beat the baseline; None: unknown)."""
+    if metric not in RANK_METRICS:
+        raise ValueError(f"unknown metric {metric!r}; valid: {', '.join(RANK_METRICS)}")
+    rows = []
+    for index, r in enumerate(results):
+        value = r["mean"].get(metric)
+        base = r["mean"].get(f"baseline_{metric}")
+        rows.append({**r, "index": index, "value": value, "std_value": r["std"].get(metric), "baseline": base,
+                     "beats": None if value is None or base is None else beats_baseline(r["mean"], metric)})
+    rows.sort(key=lambda row: (row["value"] is None, -(row["value"] or 0.0), row["index"]))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
     return rows

@@ -21,6 +21,7 @@ import numpy as np
 
 from annotator.labelling.models import Item, Project, Review
 from learners.evaluation.metrics import audit_accuracy
+from learners.evaluation.per_class import z_of
 
 
 def audit_uniform(seed: int, seq: int) -> float:
@@ -45,25 +46,38 @@ def open_audits(project: Project, samples: list[tuple[int, float | None]]) -> No
                                        sample_prob=prob) for pk, prob in samples])
 
 
-def audit_estimate(project: Project) -> dict[str, Any]:
+def audit_estimate(project: Project, confidence: float = 0.95, from_seq: int | None = None) -> dict[str, Any]:
     """The accuracy of the model's own labels from the decided audits, JSON-able:
     ``{"value", "low", "high", "n" (audits decided), "covers" (auto items of the population),
-    "open" (audits waiting for a reviewer)}`` (the first three None without a decided audit).
+    "open" (audits waiting for a reviewer), "classes": {str(predicted class): {"value", "low",
+    "high", "n"}}}`` (the first three None without a decided audit; the interval at ``confidence``).
 
     The population is the auto items decided while the project audited (``audit_prob`` logged),
     up to the first audited item still waiting for a reviewer (its ``seq``): the estimate needs
     every audit of the stream it covers, as the importance-weighted one needs every queried label.
+    ``from_seq``: only the items from that ``seq`` on decided while the stop rule held (logged with
+    query probability 0, docs/estimates.md "Stop rule"); None: every audited item.
     """
     audits = Review.objects.filter(project=project, reason=Review.Reason.AUDIT)
+    if from_seq is not None:
+        audits = audits.filter(item__query_prob=0, item__seq__gte=from_seq)
     first_open = (audits.filter(decided_at__isnull=True).order_by("item__seq")
                   .values_list("item__seq", flat=True).first())
     population = Item.objects.filter(project=project, status=Item.Status.AUTO, audit_prob__isnull=False)
+    if from_seq is not None:
+        population = population.filter(query_prob=0, seq__gte=from_seq)
     decided = audits.filter(decided_at__isnull=False)
     if first_open is not None:
         population = population.filter(seq__lt=first_open)
         decided = decided.filter(item__seq__lt=first_open)
     rows = list(decided.values_list("value", "item__prediction", "sample_prob"))
-    est = audit_accuracy(np.array([value == prediction for value, prediction, _ in rows], dtype=bool),
-                         np.array([p for _, _, p in rows], dtype=float))
-    return {"value": est.value, "low": est.low, "high": est.high, "n": est.n,
+    z = z_of(confidence)
+
+    def estimate(chosen: list[Any]) -> dict[str, Any]:
+        est = audit_accuracy(np.array([value == prediction for value, prediction, _ in chosen], dtype=bool),
+                             np.array([p for _, _, p in chosen], dtype=float), z)
+        return {"value": est.value, "low": est.low, "high": est.high, "n": est.n}
+
+    per_class = {str(c): estimate([r for r in rows if str(r[1]) == str(c)]) for c in project.classes}
+    return {**estimate(rows), "classes": per_class,
             "covers": population.count(), "open": audits.filter(decided_at__isnull=True).count()}

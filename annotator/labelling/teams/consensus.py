@@ -222,10 +222,8 @@ def _dawid_skene(project: Project, found: dict[int, list[tuple[int, Any]]]) -> d
     return {pk: project.classes[j] for pk, j in zip(items, result.labels(), strict=True) if found[pk]}
 
 
-def reliabilities(project: Project) -> dict[str, float]:
-    """Each annotator's estimated accuracy (:meth:`learners.aggregation.DawidSkene.reliability`)
-    from a Dawid-Skene fit over the project's completed overlapped items, by username; empty
-    without such items. The weight of their votes under the ``dawid-skene`` method."""
+def _overlap_fit(project: Project) -> tuple[dict[int, str], tuple[list[int], list[int], DawidSkene] | None]:
+    """``(usernames by user id, :func:`_fit`)`` over the project's completed overlapped items."""
     found: dict[int, list[tuple[int, Any]]] = {}
     names: dict[int, str] = {}
     for item_id, user_id, name, value in (
@@ -234,11 +232,29 @@ def reliabilities(project: Project) -> dict[str, float]:
             .order_by("id").values_list("item_id", "annotator_id", "annotator__username", "value")):
         found.setdefault(item_id, []).append((user_id, value))
         names[user_id] = name
-    fit = _fit(project, found)
+    return names, _fit(project, found)
+
+
+def reliabilities(project: Project) -> dict[str, float]:
+    """Each annotator's estimated accuracy (:meth:`learners.aggregation.DawidSkene.reliability`)
+    from a Dawid-Skene fit over the project's completed overlapped items, by username; empty
+    without such items. The weight of their votes under the ``dawid-skene`` method."""
+    names, fit = _overlap_fit(project)
     if fit is None:
         return {}
     users, result = fit[1], fit[2]
     return {names[u]: float(r) for u, r in zip(users, result.reliability(), strict=True)}
+
+
+def annotator_confusions(project: Project) -> dict[int, np.ndarray]:
+    """Each annotator's Dawid-Skene confusion matrix ``pi[j, l]`` = P(says class l | true class j)
+    (k, k, in ``project.classes`` order) by user id, from the same fit as :func:`reliabilities`;
+    empty without completed overlapped items."""
+    _, fit = _overlap_fit(project)
+    if fit is None:
+        return {}
+    users, result = fit[1], fit[2]
+    return {u: result.confusion[a] for a, u in enumerate(users)}
 
 
 def resolve(item: Item, value: Any, by: Any, method: str = ADJUDICATION, drawn: bool = True) -> Consensus:

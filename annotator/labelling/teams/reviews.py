@@ -2,7 +2,8 @@
 :class:`~.models.Review` at a time, oldest item first, and decide its class; the decision is
 final.
 
-Reviews come from two sources: audits of auto-decisions (:mod:`.audit_sampling`, opened by the stream
+Reviews come from three sources: labels suspected wrong (:mod:`.suspects`), audits of
+auto-decisions (:mod:`.audit_sampling`, opened by the stream
 engine) and disagreements between annotators: the disputed items of
 :func:`.consensus.disagreements`, copied into the queue whenever a reviewer asks for the next item
 (:func:`sync_disagreements`), or any item passed to :func:`request_review`. The decision on a
@@ -32,6 +33,10 @@ from . import consensus
 
 #: Attempts at the compare-and-set before giving up (other reviewers took the candidates).
 LEASE_ATTEMPTS = 5
+
+
+#: reasons whose decision is the item's final label (an audit's never reaches the learner)
+FINAL_REASONS = (Review.Reason.DISAGREEMENT, Review.Reason.SUSPECT)
 
 
 class AlreadyDecidedError(ValueError):
@@ -107,7 +112,7 @@ def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
     Raises ``Review.DoesNotExist`` for a review not in the project, ValueError when the value is
     not a class or ``user`` may not review, :class:`~.actions.LeasedToOtherError` when another
     reviewer holds a live lease on it and :class:`AlreadyDecidedError` when it was decided.
-    Nothing is stored then. A disagreement's decision is the item's final label
+    Nothing is stored then. A disagreement's (or a suspected label's) decision is the item's final label
     (:func:`.consensus.resolve`; the caller sends ``apply_labels``, :func:`.send.labels_changed`);
     an audit's decision never reaches the learner.
     """
@@ -126,7 +131,7 @@ def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
         review.value, review.decided_by, review.decided_at = cls, user, now
         review.lease_owner, review.lease_expires = None, None
         review.save(update_fields=["value", "decided_by", "decided_at", "lease_owner", "lease_expires"])
-        if review.reason == Review.Reason.DISAGREEMENT:
+        if review.reason in FINAL_REASONS:
             consensus.resolve(review.item, cls, by=user)
         return review
 

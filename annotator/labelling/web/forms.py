@@ -227,6 +227,20 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
     ProjectSetting(Param("consensus_method", ConsensusMethod.MAJORITY, str,
                          "how an overlapped item's opinions become the label the learner gets",
                          choices=tuple(ConsensusMethod.values)), "consensus"),
+    ProjectSetting(Param("quality_target", None, float,
+                         "blank = none; e.g. 0.97: the dashboard says when the evidence shows that at least "
+                         "97% of the model's own labels are correct (docs/estimates.md)",
+                         low=0.5, high=0.9999),
+                   "quality target of the model's labels", blank_is_off=True),
+    ProjectSetting(Param("quality_confidence", 0.95, float, "the confidence with which the target must hold",
+                         low=0.5, high=0.999), "confidence of the target", kept_when_absent=True),
+    ProjectSetting(Param("suspect_threshold", None, float,
+                         "blank = by hand only; e.g. 0.9: every label whose probability of being wrong is "
+                         "at least 0.9 goes to the review queue on its own (docs/estimates.md)",
+                         low=0.5, high=1.0),
+                   "send suspected label errors to review above", blank_is_off=True),
+    ProjectSetting(Param("stop_at_target", False, bool, "stop asking people while the target holds"),
+                   "stop asking people while the quality target holds (resume when it no longer does)"),
 )
 
 

@@ -15,7 +15,15 @@ from annotator.labelling.engine import jobs
 from annotator.labelling.models import PlannerRun, Project
 from annotator.labelling.projects.access import project_for
 from annotator.labelling.projects.settings_changes import change_settings
-from annotator.labelling.reporting.planner import candidate_params, cost, is_current, tried_settings
+from annotator.labelling.reporting.planner import (
+    RANK_METRICS,
+    candidate_params,
+    cost,
+    default_metric,
+    is_current,
+    ranked,
+    tried_settings,
+)
 from annotator.labelling.worker import send
 from learners.evaluation.charts import line_chart
 
@@ -26,11 +34,28 @@ from .request import AppRequest
 DEFAULT_DELTAS = (0.1, 0.5, 1.0, 4.0)
 
 
+def chosen_metric(request: AppRequest) -> str | None:
+    """The ``metric`` of the query string (None: each run's default,
+    :func:`.planner.default_metric`); ValueError naming the valid ones."""
+    metric = request.GET.get("metric") or None
+    if metric is not None and metric not in RANK_METRICS:
+        raise ValueError(f"unknown metric {metric!r}; valid: {', '.join(RANK_METRICS)}")
+    return metric
+
+
+def _bad_metric(exc: ValueError) -> HttpResponse:
+    return HttpResponse(str(exc), status=400, content_type="text/plain")
+
+
 @login_required
 def planner(request: AppRequest, pk: int) -> HttpResponse:
     """The form (up to 4 candidates; it starts from the settings of the last run), the settings
     tried so far with their results, and the project's recent runs; POST starts a run in a worker."""
     project = project_for(request.user, pk, admin=True)
+    try:
+        metric = chosen_metric(request)
+    except ValueError as exc:
+        return _bad_metric(exc)
     last = project.planner_runs.first()
     rows = [(c["algorithm"], c["delta"]) for c in last.candidates] if last else \
         [(project.algorithm, d) for d in DEFAULT_DELTAS]
@@ -51,34 +76,44 @@ def planner(request: AppRequest, pk: int) -> HttpResponse:
     items, _ = cost(project, 1, 1)
     context = {"project": project, "form": form, "items": items, "max_cost": settings.PLANNER_MAX_COST,
                "delta": project.learner_params()["delta"], "tried": tried_settings(project),
-               "runs": project.planner_runs.all()[:5]}
+               "runs": project.planner_runs.all()[:5], "metric": metric or "", "metrics": RANK_METRICS}
     return render(request, "labelling/planner.html", context, status=400 if form.errors else 200)
 
 
-def chart(job: PlannerRun) -> str:
-    """Accuracy against query ratio, one point per candidate with mean +- std whiskers over the
-    permutations (inline SVG)."""
-    results = job.results or []
-    series = [(f"{r['algorithm']} delta={r['delta']:g}", [(r["mean"]["query_ratio"], r["mean"]["accuracy"])],
+def chart(job: PlannerRun, metric: str = "accuracy") -> str:
+    """``metric`` against query ratio, one point per candidate with mean +- std whiskers over the
+    permutations (inline SVG); candidates without the metric (runs from before it) are left out."""
+    results = [r for r in job.results or [] if metric in r["mean"]]
+    series = [(f"{r['algorithm']} delta={r['delta']:g}", [(r["mean"]["query_ratio"], r["mean"][metric])],
                False) for r in results]
-    bars = [[(r["mean"]["query_ratio"], r["mean"]["accuracy"], r["std"]["query_ratio"], r["std"]["accuracy"])]
+    bars = [[(r["mean"]["query_ratio"], r["mean"][metric], r["std"]["query_ratio"], r["std"][metric])]
             for r in results]
-    return line_chart(series, title="Replay: accuracy against query ratio (mean ± std)",
+    label = RANK_METRICS.get(metric, metric)
+    return line_chart(series, title=f"Replay: {label} against query ratio (mean ± std)",
                       x_label="query ratio",
-                      y_label="online accuracy", width=760, height=360, log_x=False, error_bars=bars,
+                      y_label=f"online {label}", width=760, height=360, log_x=False, error_bars=bars,
                       y_min=0.0, y_max=1.0)
 
 
 @login_required
 @require_GET
 def planner_run(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
-    """One run's panel (polled every second while it runs)."""
+    """One run's panel (polled every second while it runs); a finished run's settings ranked by
+    the query string's ``metric`` (:data:`.planner.RANK_METRICS`, 400 for another; default
+    :func:`.planner.default_metric`), each not beating the majority-class baseline marked."""
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(PlannerRun, pk=run_pk, project=project)
+    try:
+        asked = chosen_metric(request)
+    except ValueError as exc:
+        return _bad_metric(exc)
+    metric = asked or default_metric(project, job.results or [])
+    done = bool(job.results) and job.status == PlannerRun.Status.DONE
     return render(request, "labelling/_planner_run.html",
                   {"project": project, "job": job, "current": _current_index(project, job),
-                   "replaying": replaying(job),
-                   "chart": chart(job) if job.results and job.status == PlannerRun.Status.DONE else ""})
+                   "replaying": replaying(job), "metric": asked or "", "rank_metric": metric,
+                   "rank_label": RANK_METRICS[metric], "ranked": ranked(job.results or [], metric),
+                   "chart": chart(job, metric) if done else ""})
 
 
 def replaying(job: PlannerRun) -> tuple[int, dict] | None:

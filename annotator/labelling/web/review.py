@@ -23,6 +23,7 @@ from annotator.labelling.annotation.actions import LeasedToOtherError
 from annotator.labelling.models import Project, Review
 from annotator.labelling.projects.access import may_review, project_for, sees_dashboard
 from annotator.labelling.teams.reviews import (
+    FINAL_REASONS,
     AlreadyDecidedError,
     decide,
     lease_review,
@@ -89,7 +90,7 @@ def review_decide(request: AppRequest, pk: int, review_pk: int) -> HttpResponse:
         return _refuse(request, project, str(exc), 409)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 400)
-    if done.reason == Review.Reason.DISAGREEMENT:  # the item's final label: the learner follows
+    if done.reason in FINAL_REASONS:  # the item's final label: the learner follows
         send.labels_changed(project.pk)
     if not request.htmx:
         return redirect("review", pk=project.pk)

@@ -26,20 +26,24 @@ from annotator.labelling.models import (
     pending_exists,
 )
 from annotator.labelling.projects import retention
-from annotator.labelling.reporting import cost_view, planner
+from annotator.labelling.reporting import cost_view, planner, stop_rule
+from annotator.labelling.teams import suspects
 
 from . import send
 
 
 @shared_task(name=send.APPLY_LABELS)
 def apply_labels(project_id: int) -> None:
-    """A label was saved: apply every waiting label, then top up the queue."""
+    """A label was saved: apply every waiting label, then top up the queue (the stop rule first)."""
+    stop_rule.refresh(project_id)
     pipeline.update_project(project_id)
 
 
 @shared_task(name=send.ADVANCE_STREAM)
 def advance_stream(project_id: int) -> None:
-    """The queue runs low or items arrived: decide pending items (after applying labels)."""
+    """The queue runs low or items arrived: decide pending items (after applying labels; the stop
+    rule first)."""
+    stop_rule.refresh(project_id)
     pipeline.update_project(project_id)
 
 
@@ -79,8 +83,15 @@ def sweep() -> None:
     Catches labels whose ``apply_labels`` message was never sent (broker down at the time)
     or lost with a killed worker, queues that ran dry while nobody asked, and imports and
     planner runs whose worker died or whose message was lost (:func:`.jobs.restart_stale`).
-    Also drops the content of items past their project's retention window (:mod:`.retention`).
+    Also drops the content of items past their project's retention window (:mod:`.retention`)
+    and re-checks the stop rule of the projects that use it (:func:`.stop_rule.refresh`: an audit
+    decided since may have contradicted the target) and sends the labels above their project's
+    ``suspect_threshold`` to the reviewers (:func:`.suspects.auto_send`).
     """
+    for project_id in Project.objects.filter(stop_at_target=True).values_list("pk", flat=True):
+        stop_rule.refresh(project_id)
+    for project in Project.objects.filter(suspect_threshold__isnull=False):
+        suspects.auto_send(project)
     for project_id in projects_needing_work():
         pipeline.update_project(project_id)
     retention.sweep_retention()
