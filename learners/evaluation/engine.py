@@ -282,17 +282,29 @@ def permuted(X: sp.csr_matrix, task: Task, seed: int, run: int,
     return X[perm], task.codes[perm]
 
 
+def fresh_learner(setting: Setting, n_features: int, task: Task) -> Learner:
+    """The untrained learner of ``setting`` for ``n_features`` inputs and the task's classes."""
+    return make(setting.algo, n_features=n_features, classes=list(task.classes), **setting.params)
+
+
+def replay_setting(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: Task, seed: int, run: int,
+                   fast: bool = True) -> tuple[Learner, Trace]:
+    """Replay ``setting`` on the stream of run ``run`` with the run's decision uniforms; returns
+    the learner as the stream left it and the trace of its decisions."""
+    _, rng = run_seeds(seed, run)
+    learner = fresh_learner(setting, Xp.shape[1], task)
+    budget = None
+    if setting.budget is not None:
+        budget = BudgetController.for_learner(setting.budget, learner)
+    return learner, replay(learner, Xp, yp, rng, budget=budget, fast=fast)
+
+
 def replay_permuted(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: Task, seed: int, run: int,
                     fast: bool = True) -> dict[str, float]:
     """Replay ``setting`` on the stream of run ``run`` (:func:`permuted`) with the run's decision
     uniforms and return the metrics of the stream (plus seconds). Several settings can share one
     permuted stream."""
-    _, rng = run_seeds(seed, run)
-    learner = make(setting.algo, n_features=Xp.shape[1], classes=list(task.classes), **setting.params)
-    budget = None
-    if setting.budget is not None:
-        budget = BudgetController.for_learner(setting.budget, learner)
-    trace = replay(learner, Xp, yp, rng, budget=budget, fast=fast)
+    learner, trace = replay_setting(setting, Xp, yp, task, seed, run, fast)
     out = stream_metrics(yp, trace.pred, trace.queried, task.binary)
     out["seconds"] = trace.seconds
     out["items_per_second"] = Xp.shape[0] / trace.seconds if trace.seconds > 0 else float("inf")
