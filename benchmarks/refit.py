@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                         cell.setdefault(key, []).append(value)
                     print(name, algo, budget, run, {k: round(v, 4) for k, v in out.items()},
                           f"batch {batch[-1]:.4f}", file=sys.stderr, flush=True)
-        n_held = int(round(HELD_OUT * X.shape[0]))
+        n_held = round(HELD_OUT * X.shape[0])
         lines += [f"## {name} ({X.shape[0]} items, {len(task.classes)} classes, featurizer `{fname}`)", "",
                   f"Held out: {n_held} items; batch logistic regression on every label of the other "
                   f"{X.shape[0] - n_held}: **{_fmt(batch)}**.", "",
@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         for (algo, budget), cell in rows.items():
             gap = 100 * (np.mean(cell["holdout_exported"]) - np.mean(batch))
             lines.append(
-                f"| {algo} | {budget:.0%} | {np.mean(cell['query_ratio']):.1%} | {_fmt(cell['holdout_online'])} "
+                f"| {algo} | {budget:.0%} | {np.mean(cell['query_ratio']):.1%} "
+                f"| {_fmt(cell['holdout_online'])} "
                 f"| {_fmt(cell['holdout_refit'])} | {_fmt(cell['holdout_exported'])} "
                 f"| {int(sum(cell['refit_chosen']))} of {args.runs} "
                 f"| {np.nanmean(cell['refit_cv_online']):.3f} / {np.nanmean(cell['refit_cv_refit']):.3f} "
@@ -126,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             "accuracy weighted by 1/q); 'batch' is scikit-learn's logistic regression on every label of "
             "the stream. Accuracy on the held-out items, mean ± std over permutations "
             "(docs/algorithms/refit.md).", "",
-            "| stream | learner | budget | online model | exported | batch, every label | exported - batch (pt) |",
+            "| stream | learner | budget | online model | exported | batch, every label "
+            "| exported - batch (pt) |",
             "|---|---|---|---|---|---|---|", *summary, ""]
     Path(args.out).write_text("\n".join(head + lines) + "\n", encoding="utf-8")
     print(f"wrote {args.out} in {minutes:.1f} min", file=sys.stderr)

@@ -248,6 +248,6 @@ def load_model(path: str | os.PathLike[str]) -> ExportedModel:
     if learner.n_features != featurizer.n_features:
         raise ValueError(f"{path}: the learner has {learner.n_features} features but the "
                          f"featurizer produces {featurizer.n_features}")
-    if refit is not None and (refit.n_features != learner.n_features or refit.classes != list(learner.classes)):
+    if refit is not None and (refit.n_features, refit.classes) != (learner.n_features, list(learner.classes)):
         raise ValueError(f"{path}: the refit model's classes or width differ from the learner's")
     return ExportedModel(learner, featurizer, card, refit)

@@ -135,7 +135,8 @@ def _objective(theta: np.ndarray, X: sp.csr_matrix, Y: np.ndarray, w: np.ndarray
     Z -= Z.max(axis=1, keepdims=True)
     expZ = np.exp(Z)
     norm = expZ.sum(axis=1, keepdims=True)
-    loss = float(w @ (np.log(norm[:, 0]) - (Z * Y).sum(axis=1))) + 0.5 * l2 * float(coef.ravel() @ coef.ravel())
+    penalty = 0.5 * l2 * float(coef.ravel() @ coef.ravel())
+    loss = float(w @ (np.log(norm[:, 0]) - (Z * Y).sum(axis=1))) + penalty
     G = (expZ / norm - Y) * w[:, None]
     grad = np.concatenate([(np.asarray(X.T @ G) + l2 * coef).ravel(), G.sum(axis=0)])
     return loss, grad

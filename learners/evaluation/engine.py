@@ -304,7 +304,7 @@ def replay_permuted(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: T
     """Replay ``setting`` on the stream of run ``run`` (:func:`permuted`) with the run's decision
     uniforms and return the metrics of the stream (plus seconds). Several settings can share one
     permuted stream."""
-    learner, trace = replay_setting(setting, Xp, yp, task, seed, run, fast)
+    _, trace = replay_setting(setting, Xp, yp, task, seed, run, fast)
     out = stream_metrics(yp, trace.pred, trace.queried, task.binary)
     out["seconds"] = trace.seconds
     out["items_per_second"] = Xp.shape[0] / trace.seconds if trace.seconds > 0 else float("inf")

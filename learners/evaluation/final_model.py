@@ -24,7 +24,7 @@ def split_held_out(Xp: sp.csr_matrix, yp: np.ndarray,
     * n)`` items of a permuted stream are held out (0 <= fraction < 1)."""
     if not 0.0 <= fraction < 1.0:
         raise ValueError(f"the held-out fraction must be in [0, 1), got {fraction}")
-    cut = Xp.shape[0] - int(round(fraction * Xp.shape[0]))
+    cut = Xp.shape[0] - round(fraction * Xp.shape[0])
     return Xp[:cut], yp[:cut], Xp[cut:], yp[cut:]
 
 

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
 import learners
+from learners.base import state_from_bytes, state_to_bytes
 from learners.features import default_config, make_featurizer
 from learners.refit import MAX_WEIGHT, LinearModel, fit_softmax, importance_weights, refit
 from tests.support import raw_data
@@ -64,7 +65,7 @@ def test_importance_weights_are_one_over_q_normalised_and_clipped():
 def test_model_state_round_trips_and_refuses_other_shapes():
     X, y = blobs(60, 3)
     model = fit_softmax(sp.csr_matrix(X), y, np.ones(60), ["x", "y", "z"])
-    back = LinearModel.from_state(learners.base.state_from_bytes(learners.base.state_to_bytes(model.get_state())))
+    back = LinearModel.from_state(state_from_bytes(state_to_bytes(model.get_state())))
     assert back.predict(X).tolist() == model.predict(X).tolist()
     state = model.get_state()
     state["arrays"]["coef"] = state["arrays"]["coef"][:2]
