@@ -134,6 +134,7 @@ class LinearBinary(Learner):
         self.w = np.zeros(self.n_features)
 
     def _start_from(self, prior: np.ndarray) -> None:
+        # DEVIATION (cold start, docs/algorithms/cold_start.md): the papers start from w = 0
         self.w = prior
 
     def _scores(self, idx: np.ndarray, vals: np.ndarray) -> float:
@@ -183,6 +184,7 @@ class MulticlassLinear(Learner):
         self.W = np.zeros((len(self.classes), self.n_features))
 
     def _start_from(self, prior: np.ndarray) -> None:
+        # DEVIATION (cold start, docs/algorithms/cold_start.md): the papers start from W = 0
         self.W = prior
 
     def _scores(self, idx, vals) -> np.ndarray:

@@ -305,9 +305,14 @@ def replay_permuted(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: T
     uniforms and return the metrics of the stream (plus seconds). Several settings can share one
     permuted stream."""
     _, trace = replay_setting(setting, Xp, yp, task, seed, run, fast)
+    return trace_metrics(yp, trace, task)
+
+
+def trace_metrics(yp: np.ndarray, trace: Trace, task: Task) -> dict[str, float]:
+    """The metrics of a replayed stream (codes ``yp``, its trace), plus seconds and items/s."""
     out = stream_metrics(yp, trace.pred, trace.queried, task.binary)
     out["seconds"] = trace.seconds
-    out["items_per_second"] = Xp.shape[0] / trace.seconds if trace.seconds > 0 else float("inf")
+    out["items_per_second"] = len(yp) / trace.seconds if trace.seconds > 0 else float("inf")
     if trace.knob is not None:
         out["final_knob"] = trace.knob
     return out
@@ -321,10 +326,11 @@ def run_once(setting: Setting, X: sp.csr_matrix, task: Task, seed: int, run: int
 
 
 def summarise(per_run: Sequence[dict[str, float]]) -> tuple[dict[str, float], dict[str, float]]:
-    """Mean and (population) standard deviation over runs of every metric."""
-    keys = list(per_run[0])
-    mean = {k: float(np.mean([r[k] for r in per_run])) for k in keys}
-    std = {k: float(np.std([r[k] for r in per_run])) for k in keys}
+    """Mean and (population) standard deviation over runs of every metric, each over the runs
+    that report it (a refit check a run had too few labels for is absent from that run)."""
+    keys = list(dict.fromkeys(k for r in per_run for k in r))
+    mean = {k: float(np.mean([r[k] for r in per_run if k in r])) for k in keys}
+    std = {k: float(np.std([r[k] for r in per_run if k in r])) for k in keys}
     return mean, std
 
 

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from ..base import Learner
 from ..refit import RefitResult, refit
-from .engine import Setting, Task, Trace, fresh_learner
+from .engine import Setting, Task, Trace, fresh_learner, permuted, replay_setting, trace_metrics
 
 
 def split_held_out(Xp: sp.csr_matrix, yp: np.ndarray,
@@ -42,18 +42,32 @@ def final_model_metrics(setting: Setting, learner: Learner, trace: Trace, Xs: sp
                         held: tuple[sp.csr_matrix, np.ndarray] | None = None) -> dict[str, float]:
     """Metrics of the refit after a replay: ``refit_chosen`` (1 when the refit beat the online
     learner in the check, else 0), ``refit_cv_online`` / ``refit_cv_refit`` (the check's
-    importance-weighted accuracies; NaN when there were too few labels to try); with ``held``
-    (rows, codes) also ``holdout_online``, ``holdout_refit`` and ``holdout_exported`` (accuracy
-    on the held-out items of the online learner, of the refit, and of the one kept)."""
+    importance-weighted accuracies; absent when there were too few labels to try); with ``held``
+    (rows, codes) also ``holdout_online``, ``holdout_refit`` (absent untried) and
+    ``holdout_exported`` (accuracy on the held-out items of the online learner, of the refit,
+    and of the one kept)."""
     result = refit_stream(setting, learner, trace, Xs, ys, task, seed)
-    nan = float("nan")
-    out = {"refit_chosen": float(result.chosen == "refit"),
-           "refit_cv_online": nan if result.online_cv is None else result.online_cv,
-           "refit_cv_refit": nan if result.refit_cv is None else result.refit_cv}
+    out = {"refit_chosen": float(result.chosen == "refit")}
+    if result.online_cv is not None and result.refit_cv is not None:
+        out.update(refit_cv_online=result.online_cv, refit_cv_refit=result.refit_cv)
     if held is not None:
         Xh, yh = held
         online = float(np.mean(learner.decide_block(Xh).codes == yh))
-        batch = nan if result.model is None else float(np.mean(result.model.predict_codes(Xh) == yh))
-        out.update(holdout_online=online, holdout_refit=batch,
-                   holdout_exported=batch if result.chosen == "refit" else online)
+        out.update(holdout_online=online, holdout_exported=online)
+        if result.model is not None:
+            batch = float(np.mean(result.model.predict_codes(Xh) == yh))
+            out.update(holdout_refit=batch, holdout_exported=batch if result.chosen == "refit" else online)
+    return out
+
+
+def run_with_refit(setting: Setting, X: sp.csr_matrix, task: Task, seed: int, run: int, fast: bool = True,
+                   holdout: float = 0.0) -> dict[str, float]:
+    """One run of ``python -m learners.replay --refit [--holdout F]``: the stream of run ``run``
+    (its last ``holdout`` fraction held out), its metrics, then :func:`final_model_metrics`."""
+    Xp, yp = permuted(X, task, seed, run)
+    Xs, ys, Xh, yh = split_held_out(Xp, yp, holdout)
+    learner, trace = replay_setting(setting, Xs, ys, task, seed, run, fast)
+    out = trace_metrics(ys, trace, task)
+    out.update(final_model_metrics(setting, learner, trace, Xs, ys, task, seed=run,
+                                   held=(Xh, yh) if holdout > 0 else None))
     return out

@@ -151,3 +151,22 @@ def test_a_refit_that_lost_is_not_exported_and_the_card_says_so(tmp_path):
     assert "did not beat it" in model.card["model"]["why"]
     with np.load(tmp_path / "m.npz", allow_pickle=False) as npz:
         assert "refit" not in npz.files
+
+
+def test_the_replay_refits_at_the_end_and_scores_a_held_out_part(tmp_path, capsys):
+    from learners.evaluation.cli import main
+
+    X, y = blobs(600, 2, seed=8)
+    lines = [f"{c} " + " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(row))
+             for row, c in zip(X, y, strict=True)]
+    (tmp_path / "blobs.svm").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.json"
+    assert main(["--data", str(tmp_path / "blobs.svm"), "--algo", "pea", "--budget", "20%", "--runs", "2",
+                 "--refit", "--holdout", "30%", "--quiet", "--json", str(out)]) == 0
+    mean = json.loads(out.read_text())["results"][0]["mean"]
+    assert {"refit_chosen", "refit_cv_online", "refit_cv_refit", "holdout_online", "holdout_refit",
+            "holdout_exported"} <= set(mean)
+    exported = (mean["holdout_online"], mean["holdout_refit"])
+    assert mean["holdout_exported"] in exported or 0 < mean["refit_chosen"] < 1
+    assert "refit check: online" in capsys.readouterr().out
+    assert main(["--data", str(tmp_path / "blobs.svm"), "--algo", "pea", "--holdout", "30%"]) == 2
