@@ -201,7 +201,7 @@ class MDADA(MulticlassLinear):
         return {"a_t": self.a_t, "smoothing": self.smoothing, "eta": self.eta}
 
     def _start_from(self, prior: np.ndarray) -> None:
-        # DEVIATION (cold start): as DADA._start_from, one row per class
+        # DEVIATION (cold start, docs/algorithms/cold_start.md): as DADA._start_from, per class row
         self.W = prior
         if self.dual_averaging:
             self.Theta = -prior * self.smoothing / self.eta
