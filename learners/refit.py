@@ -4,18 +4,22 @@ the online learner by cross-validation on the labels (docs/algorithms/refit.md).
 An online learner makes one pass over its labels, in the order they came; at the end of a
 stream (a replay, an export) every label is at hand and a batch fit can use them all together.
 :func:`refit` fits an L2-regularised multinomial logistic regression (binary tasks: the same
-with two classes) by L-BFGS (scipy) on the labelled items, each weighted by its importance
-weight ``1/q`` (q: the query probability it was drawn with, as logged) normalised to mean 1, so
-that the fit targets the stream's distribution, not the queried items' (which over-represent the
-hard cases near the boundary). The weights are clipped at :data:`MAX_WEIGHT` times their median
-(a handful of labels drawn at tiny q would otherwise make the fit a fit of those few).
+with two classes) by L-BFGS (scipy) on the labelled items. Two weightings of the labels are
+candidates (:data:`WEIGHTINGS`): ``"1/q"``, each label's importance weight (q: the query
+probability it was drawn with, as logged; normalised to mean 1 and clipped at
+:data:`MAX_WEIGHT` times its median, so that a handful of labels drawn at tiny q cannot make the
+fit a fit of those few), which targets the stream's distribution rather than the queried
+items' (they over-represent the hard cases near the boundary); and ``"flat"`` (every label 1),
+which has less variance. Measured on held-out items, flat fits did as well or better on SMS,
+AG News and MNIST (docs/algorithms/refit.md), so the check chooses.
 
 The check: k-fold cross-validation over the labels (:data:`FOLDS` folds, a seeded split). For
-each fold, the batch fit on the other folds (at each L2 strength of :data:`L2_GRID`) and a fresh
-online learner taught the other folds' labels in their order (``learn``, as the app's rebuild
-does) predict the fold's items; each is scored by its importance-weighted accuracy on them
-(``sum w 1[right] / sum w``, the self-normalised estimate of the accuracy on the stream). The
-strength with the best estimate is refitted on every label; the batch model is chosen when its
+each fold, the batch fit on the other folds (each weighting x each L2 strength of
+:data:`L2_GRID`) and a fresh online learner taught the other folds' labels in their order
+(``learn``, as the app's rebuild does) predict the fold's items; each is scored by its
+importance-weighted accuracy on them (``sum w 1[right] / sum w`` with w = 1/q, the
+self-normalised estimate of the accuracy on the stream, whichever weighting the fit used). The
+candidate with the best estimate is refitted on every label; the batch model is chosen when its
 estimate beats the online learner's (ties keep the online learner: it is the one the app ran).
 
 :class:`LinearModel` is plain arrays (no pickle): the columns the labels use, their weights and
@@ -38,8 +42,11 @@ from .base import Learner, as_csr
 
 #: folds of the cross-validation over the labels
 FOLDS = 5
-#: L2 strengths tried (weights normalised to mean 1, so 1.0 is scikit-learn's C = 1)
-L2_GRID = (0.1, 1.0)
+#: L2 strengths tried (weights of mean 1, so 1.0 is scikit-learn's C = 1); 1.0 and above lost
+#: 0.5-3 points on held-out items of every stream measured (docs/algorithms/refit.md)
+L2_GRID = (0.01, 0.1)
+#: the weightings of the labels tried (module docstring)
+WEIGHTINGS = ("1/q", "flat")
 #: importance weights are clipped at this multiple of their median (module docstring)
 MAX_WEIGHT = 20.0
 #: fewer labels than this, or a class missing from them: no batch fit (the online model stays)
@@ -179,7 +186,8 @@ def weighted_accuracy(pred: np.ndarray, truth: np.ndarray, weights: np.ndarray) 
 class RefitResult:
     """The outcome of :func:`refit`.
 
-    model: the batch fit on every label (None when there were too few labels to try).
+    model: the batch fit on every label with the chosen weighting and strength (None when there
+        were too few labels to try).
     chosen: ``"refit"`` when ``model`` beat the online learner in the check, else ``"online"``.
     online_cv / refit_cv: importance-weighted cross-validated accuracy of each (None untried).
     check: the JSON-able record of the check for a model card (method, folds, labels, l2, ...).
@@ -218,6 +226,7 @@ def refit(fresh: Callable[[], Learner], X: Any, codes: np.ndarray, query_probs: 
     codes = np.asarray(codes, dtype=np.int64)
     n, classes = M.shape[0], list(fresh().classes)
     w = importance_weights(query_probs)
+    fit_weights = {"1/q": w, "flat": np.ones(n)}
     check: dict[str, Any] = {"method": f"{FOLDS}-fold cross-validation on the labels, accuracy "
                              "weighted by 1/q (q: each label's query probability)",
                              "labels": int(n), "folds": FOLDS, "max_weight": MAX_WEIGHT}
@@ -228,19 +237,22 @@ def refit(fresh: Callable[[], Learner], X: Any, codes: np.ndarray, query_probs: 
         return RefitResult(None, "online", None, None, check)
     fold = np.random.default_rng(seed).permutation(n) % FOLDS
     online_right = np.zeros(n)
-    refit_right = {l2: np.zeros(n) for l2 in L2_GRID}
+    candidates = [(weighting, l2) for weighting in WEIGHTINGS for l2 in L2_GRID]
+    refit_right = {c: np.zeros(n) for c in candidates}
     for f in range(FOLDS):
         train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
         online_right[test] = _learner_codes(_teach(fresh, M[train], codes[train]), M[test]) == codes[test]
-        start = None
-        for l2 in sorted(L2_GRID, reverse=True):  # strongest first: each warm-starts the next
-            start = fit_softmax(M[train], codes[train], w[train], classes, l2, start)
-            refit_right[l2][test] = start.predict_codes(M[test]) == codes[test]
+        for weighting in WEIGHTINGS:
+            start = None
+            for l2 in sorted(L2_GRID, reverse=True):  # strongest first: each warm-starts the next
+                start = fit_softmax(M[train], codes[train], fit_weights[weighting][train], classes, l2, start)
+                refit_right[(weighting, l2)][test] = start.predict_codes(M[test]) == codes[test]
     online_cv = float(w @ online_right / w.sum())
-    scores = {l2: float(w @ right / w.sum()) for l2, right in refit_right.items()}
-    best = max(L2_GRID, key=lambda l2: (scores[l2], l2))
-    model = fit_softmax(M, codes, w, classes, best)
+    scores = {c: float(w @ right / w.sum()) for c, right in refit_right.items()}
+    best = max(candidates, key=lambda c: (scores[c], c[1]))  # ties: the stronger L2
+    model = fit_softmax(M, codes, fit_weights[best[0]], classes, best[1])
     chosen = "refit" if scores[best] > online_cv else "online"
-    check.update(online_accuracy=online_cv, refit_accuracy=scores[best], l2=best,
-                 refit_accuracy_by_l2={str(k): v for k, v in scores.items()}, chosen=chosen)
+    check.update(online_accuracy=online_cv, refit_accuracy=scores[best], weighting=best[0], l2=best[1],
+                 refit_accuracy_by_candidate={f"{c[0]}, l2 {c[1]:g}": v for c, v in scores.items()},
+                 chosen=chosen)
     return RefitResult(model, chosen, online_cv, scores[best], check)
