@@ -22,9 +22,11 @@ figures. Figures are never asserted by tests.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -63,10 +65,69 @@ def _fmt(values: list[float]) -> str:
     return f"{np.nanmean(a):.3f} ± {np.nanstd(a):.3f}"
 
 
+def _col(cell: dict[str, list[float]], key: str) -> list[float]:
+    """A metric's values over the permutations (NaN when no permutation reported it)."""
+    return cell.get(key, [float("nan")])
+
+
+def measure(name: str, path: Path, cache: Path, runs: int) -> tuple[list[str], list[str]]:
+    """The stream's section and its summary rows (module docstring)."""
+    stream = STREAMS[name]
+    fname = DEFAULT[stream.kind]
+    X, y = featurized(path, stream.kind, fname, cache)
+    task = make_task(y)
+    rows: dict[tuple[str, float], dict[str, list[float]]] = {}
+    batch = []
+    lines: list[str] = []
+    summary: list[str] = []
+    for run in range(runs):
+        Xp, yp = permuted(X, task, SEED, run)
+        Xs, ys, Xh, yh = split_held_out(Xp, yp, HELD_OUT)
+        batch.append(batch_all_labels(Xs, ys, Xh, yh))
+        for algo in LEARNERS[task.binary]:
+            for budget in BUDGETS:
+                setting = Setting(algo, validate_params(algo, {}), budget=budget)
+                learner, trace = replay_setting(setting, Xs, ys, task, SEED, run)
+                out = final_model_metrics(setting, learner, trace, Xs, ys, task, seed=run, held=(Xh, yh))
+                out["query_ratio"] = float(trace.queried.mean())
+                cell = rows.setdefault((algo, budget), {})
+                for key, value in out.items():
+                    cell.setdefault(key, []).append(value)
+                print(name, algo, budget, run, {k: round(v, 4) for k, v in out.items()},
+                      f"batch {batch[-1]:.4f}", file=sys.stderr, flush=True)
+    n_held = round(HELD_OUT * X.shape[0])
+    lines += [f"## {name} ({X.shape[0]} items, {len(task.classes)} classes, featurizer `{fname}`)", "",
+              f"Held out: {n_held} items; batch logistic regression on every label of the other "
+              f"{X.shape[0] - n_held}: **{_fmt(batch)}**.", "",
+              "| learner | budget | labels (ratio) | online model | refit | exported | refit chosen "
+              "| check: online / refit (weighted CV) | exported - batch (pt) |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for (algo, budget), cell in rows.items():
+        gap = 100 * (np.mean(cell["holdout_exported"]) - np.mean(batch))
+        lines.append(
+            f"| {algo} | {budget:.0%} | {np.mean(cell['query_ratio']):.1%} "
+            f"| {_fmt(cell['holdout_online'])} "
+            f"| {_fmt(_col(cell, 'holdout_refit'))} | {_fmt(cell['holdout_exported'])} "
+            f"| {int(sum(cell['refit_chosen']))} of {runs} "
+            f"| {np.nanmean(_col(cell, 'refit_cv_online')):.3f} / "
+            f"{np.nanmean(_col(cell, 'refit_cv_refit')):.3f} "
+            f"| {gap:+.2f} |")
+        summary.append(f"| {name} | {algo} | {budget:.0%} | {np.mean(cell['holdout_online']):.3f} "
+                       f"| {np.mean(cell['holdout_exported']):.3f} | {np.mean(batch):.3f} | {gap:+.2f} |")
+    lines.append("")
+    return lines, summary
+
+
+def _measure(job: tuple[str, Path, Path, int]) -> tuple[list[str], list[str]]:
+    with threadpool_limits(1):
+        return measure(*job)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("::")[0].strip())
     p.add_argument("--streams", default=",".join(STREAMS))
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--jobs", type=int, default=2, help="streams measured at once (forked processes)")
     p.add_argument("--cache", default=str(default_cache()))
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "REFIT.md"))
     args = p.parse_args(argv)
@@ -75,54 +136,17 @@ def main(argv: list[str] | None = None) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     names = [s for s in args.streams.split(",") if s]
     paths = prepare(cache, names)
-    lines = []
-    summary = []
-    for name in names:
-        stream = STREAMS[name]
-        fname = DEFAULT[stream.kind]
-        X, y = featurized(paths[name], stream.kind, fname, cache)
-        task = make_task(y)
-        rows: dict[tuple[str, float], dict[str, list[float]]] = {}
-        batch = []
-        for run in range(args.runs):
-            Xp, yp = permuted(X, task, SEED, run)
-            Xs, ys, Xh, yh = split_held_out(Xp, yp, HELD_OUT)
-            batch.append(batch_all_labels(Xs, ys, Xh, yh))
-            for algo in LEARNERS[task.binary]:
-                for budget in BUDGETS:
-                    setting = Setting(algo, validate_params(algo, {}), budget=budget)
-                    learner, trace = replay_setting(setting, Xs, ys, task, SEED, run)
-                    out = final_model_metrics(setting, learner, trace, Xs, ys, task, seed=run, held=(Xh, yh))
-                    out["query_ratio"] = float(trace.queried.mean())
-                    cell = rows.setdefault((algo, budget), {})
-                    for key, value in out.items():
-                        cell.setdefault(key, []).append(value)
-                    print(name, algo, budget, run, {k: round(v, 4) for k, v in out.items()},
-                          f"batch {batch[-1]:.4f}", file=sys.stderr, flush=True)
-        n_held = round(HELD_OUT * X.shape[0])
-        lines += [f"## {name} ({X.shape[0]} items, {len(task.classes)} classes, featurizer `{fname}`)", "",
-                  f"Held out: {n_held} items; batch logistic regression on every label of the other "
-                  f"{X.shape[0] - n_held}: **{_fmt(batch)}**.", "",
-                  "| learner | budget | labels (ratio) | online model | refit | exported | refit chosen "
-                  "| check: online / refit (weighted CV) | exported - batch (pt) |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for (algo, budget), cell in rows.items():
-            gap = 100 * (np.mean(cell["holdout_exported"]) - np.mean(batch))
-            lines.append(
-                f"| {algo} | {budget:.0%} | {np.mean(cell['query_ratio']):.1%} "
-                f"| {_fmt(cell['holdout_online'])} "
-                f"| {_fmt(cell['holdout_refit'])} | {_fmt(cell['holdout_exported'])} "
-                f"| {int(sum(cell['refit_chosen']))} of {args.runs} "
-                f"| {np.nanmean(cell['refit_cv_online']):.3f} / {np.nanmean(cell['refit_cv_refit']):.3f} "
-                f"| {gap:+.2f} |")
-            summary.append(f"| {name} | {algo} | {budget:.0%} | {np.mean(cell['holdout_online']):.3f} "
-                           f"| {np.mean(cell['holdout_exported']):.3f} | {np.mean(batch):.3f} | {gap:+.2f} |")
-        lines.append("")
+    jobs = [(name, paths[name], cache, args.runs) for name in names]
+    with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("fork")) as pool:
+        parts = list(pool.map(_measure, jobs))
+    lines = [line for section, _ in parts for line in section]
+    summary = [row for _, rows in parts for row in rows]
     minutes = (time.monotonic() - t0) / 60
     head = ["# The exported model against a batch fit on every label", "",
             f"Written by `python benchmarks/refit.py` in {minutes:.1f} min, load average {load0:.1f} at the "
             f"start and {os.getloadavg()[0]:.1f} at the end (2 cores shared with other work), "
-            f"{args.runs} permutations. Each permutation's last {HELD_OUT:.0%} is held out; the learner runs "
+            f"{args.runs} permutations, {args.jobs} streams at once. Each permutation's last "
+            f"{HELD_OUT:.0%} is held out; the learner runs "
             "on the rest with the replay's budget; 'refit' is `learners.refit.refit` on its queried items "
             "(softmax regression, importance weights 1/q, L2 chosen by the check); 'exported' is the model "
             "an export keeps (the refit when it won the check: 5-fold cross-validation on the labels, "
