@@ -67,8 +67,9 @@ def model_card(project: Project, state: LearnerState, learner: learners.Learner)
     }
 
 
-#: the newest labels a refit uses at most (its cross-validation costs about 11 fits of them)
-REFIT_MAX_LABELS = 20_000
+#: the newest labels a refit uses at most: the download views fit it in the request (21 fits of
+#: these labels, docs/algorithms/refit.md; seconds for a thousand labels on 2 cores)
+REFIT_MAX_LABELS = 5_000
 
 
 def project_refit(project: Project, learner: learners.Learner) -> RefitResult:
