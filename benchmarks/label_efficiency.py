@@ -5,6 +5,11 @@
     python benchmarks/label_efficiency.py                 # the full report (see its header for the time)
     python benchmarks/label_efficiency.py --quick         # a small subset for development
 
+The report ends with the exported model (a batch refit, docs/algorithms/refit.md) on a held-out
+split beside a batch logistic regression on every label, and the cold start from class names
+(docs/algorithms/cold_start.md), from ``benchmarks/refit.py`` and ``benchmarks/cold_start.py``
+(:func:`append_final_models`; ``--no-final-models`` skips them).
+
 The streams (:mod:`benchmarks.raw_streams`: SMS spam, AG News, the 10,000 MNIST test digits as
 PNG files, 10,000 URLs binary and in 4 classes) are written as the app's upload files and read
 through the replay's raw path (:func:`learners.evaluation.raw.load_raw`, the app's own parser
@@ -838,6 +843,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="CPU minutes the replays of a slower learner's prefixes may take (the longest "
                         "prefix that fits; none: listed as not run)")
     p.add_argument("--no-river", action="store_true")
+    p.add_argument("--no-final-models", action="store_true",
+                   help="skip the exported-model (refit) and cold-start sections (append_final_models)")
     p.add_argument("--quick", action="store_true",
                    help="development subset: sms and mnist, 2000 items, 2 permutations, 4 learners")
     p.add_argument("--cache", default=str(default_cache()),
@@ -860,6 +867,26 @@ def default_cache() -> Path:
     if os.environ.get("XDG_CACHE_HOME"):
         return Path(os.environ["XDG_CACHE_HOME"]) / "label_efficiency"
     return Path("/tmp/label_efficiency_cache")
+
+
+def append_final_models(out: Path, cache: Path, names: list[str], runs: int) -> None:
+    """Append to the report the exported model on a held-out split beside a batch fit on every
+    label (``benchmarks/refit.py``, the streams measured, at most 3 permutations) and the cold
+    start from class names (``benchmarks/cold_start.py``, when SMS and AG News are measured),
+    each run by its own script's ``main`` and appended with its headings one level down."""
+    from benchmarks import cold_start, refit
+
+    parts = [(refit, ["--streams", ",".join(names), "--runs", str(min(runs, 3))])]
+    if {"sms", "ag_news"} <= set(names):
+        parts.append((cold_start, ["--runs", str(runs)]))
+    for module, extra in parts:
+        part = out.with_name(f".{out.stem}.{module.__name__.rpartition('.')[2]}.md")
+        module.main(["--cache", str(cache), "--out", str(part), *extra])
+        text = part.read_text(encoding="utf-8")
+        part.unlink()
+        with out.open("a", encoding="utf-8") as fh:
+            fh.write("\n" + "\n".join("#" + line if line.startswith("#") else line
+                                       for line in text.splitlines()) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -896,6 +923,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     facts = RunFacts(time.monotonic() - t_start, load_start, os.getloadavg()[0],
                      t.children_user + t.children_system, t.user + t.system, featurize_cpu)
     write_report(out, svg_dir, info, cells, args, facts)
+    if not args.no_final_models:
+        append_final_models(out, cache, names, args.runs)
     print(f"wrote {out} in {facts.wall / 60:.1f} min; CPU {facts.cpu_workers / 60:.1f} min in workers, "
           f"{facts.cpu_main / 60:.1f} min in main", file=sys.stderr)
     return 0

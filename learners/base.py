@@ -268,6 +268,29 @@ class Learner(ABC):
             budget.record(q_rule, queried)
         return Decision(self.classes[code], float(stat), float(q), queried)
 
+    #: True when :meth:`start_from` can set the model's initial weights (the linear learners)
+    accepts_prior: ClassVar[bool] = False
+
+    def start_from(self, prior: np.ndarray) -> None:
+        """Start from ``prior`` weights instead of zeros (docs/algorithms/cold_start.md).
+
+        prior: float (n_features,) margin weights for a binary learner, (k, n_features) class
+        weights for a multiclass one. Call it on an untrained learner, before its first
+        decision. Raises ValueError for a learner without weights to start from
+        (``accepts_prior`` False) or a prior of another shape.
+        """
+        if not self.accepts_prior:
+            raise ValueError(f"{self.name or type(self).__name__} cannot start from prior weights")
+        shape = (self.n_features,) if self.binary else (len(self.classes), self.n_features)
+        prior = np.asarray(prior, dtype=np.float64)
+        if prior.shape != shape:
+            raise ValueError(f"the prior must have shape {shape}, got {prior.shape}")
+        self._start_from(prior.copy())
+
+    def _start_from(self, prior: np.ndarray) -> None:
+        """Hook of :meth:`start_from` (a validated copy)."""
+        raise NotImplementedError
+
     def model_notes(self) -> list[str]:
         """Sentences for an exported model's card on how the learner sees its input (default none)."""
         return []

@@ -141,6 +141,14 @@ class DADA(AdaptiveDiagonal, LinearBinary):
     s: np.ndarray
     theta: np.ndarray
 
+    def _start_from(self, prior: np.ndarray) -> None:
+        # DEVIATION (cold start, docs/algorithms/cold_start.md): the paper starts from w = 0.
+        # Dual averaging recomputes w from the summed subgradients, so the prior enters as the
+        # theta that gives w = prior at s = 0; it then fades as s grows on each coordinate.
+        self.w = prior
+        if self.dual_averaging:
+            self.theta = -prior * self.smoothing / self.eta
+
     def _predict_and_query(self, idx, vals, predict_only):
         m, stat = kernels.dada_statistic(self.w, self.s, idx, vals, 0, len(idx), A_RULES.index(self.a_t),
                                          self.eta, self.smoothing)
@@ -199,6 +207,12 @@ class MDADA(AdaptiveDiagonal, MulticlassLinear):
     DEFAULT_SMOOTHING = MULTICLASS_SMOOTHING
     S: np.ndarray
     Theta: np.ndarray
+
+    def _start_from(self, prior: np.ndarray) -> None:
+        # DEVIATION (cold start, docs/algorithms/cold_start.md): as DADA._start_from, per class row
+        self.W = prior
+        if self.dual_averaging:
+            self.Theta = -prior * self.smoothing / self.eta
 
     def _active_query(self, idx, vals, code, gap) -> float:
         sq = vals * vals

@@ -127,9 +127,15 @@ class LinearBinary(Learner):
     default active query rule and the score is the signed margin ``w.x``.
     """
 
+    accepts_prior = True
+
     def __init__(self, n_features: int, classes: Sequence[Hashable], **common: Any) -> None:
         super().__init__(n_features, classes, **common)
         self.w = np.zeros(self.n_features)
+
+    def _start_from(self, prior: np.ndarray) -> None:
+        # DEVIATION (cold start, docs/algorithms/cold_start.md): the papers start from w = 0
+        self.w = prior
 
     def _scores(self, idx: np.ndarray, vals: np.ndarray) -> float:
         return kernels.margin(self.w, idx, vals, 0, len(idx))
@@ -171,10 +177,15 @@ class MulticlassLinear(Learner):
     """
 
     binary = False
+    accepts_prior = True
 
     def __init__(self, n_features: int, classes: Sequence[Hashable], **common: Any) -> None:
         super().__init__(n_features, classes, **common)
         self.W = np.zeros((len(self.classes), self.n_features))
+
+    def _start_from(self, prior: np.ndarray) -> None:
+        # DEVIATION (cold start, docs/algorithms/cold_start.md): the papers start from W = 0
+        self.W = prior
 
     def _scores(self, idx, vals) -> np.ndarray:
         return self.W[:, idx] @ vals

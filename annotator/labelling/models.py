@@ -18,6 +18,7 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 import learners
+from learners.cold_start import check_descriptions, class_prior
 from learners.features import make_featurizer
 from learners.uploads.records import MAX_FILENAME_LENGTH
 
@@ -124,6 +125,10 @@ class Project(models.Model):
     stopped_from_seq = models.BigIntegerField(
         null=True, blank=True, help_text="set by the workers: the first item of the stop rule's last pause "
         "(None while the rule is off or never held)")
+    class_descriptions = models.JSONField(
+        default=dict, blank=True, help_text="text projects: a description per class (class -> text) "
+        "the learner starts from instead of zero weights (docs/algorithms/cold_start.md); "
+        "a class without one is described by its name, once any class has one")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -145,6 +150,10 @@ class Project(models.Model):
         if not isinstance(config, dict) or config.get("kind") != self.item_kind:
             raise ValueError(f"featurizer_config must have kind {self.item_kind!r}")
         featurizer = make_featurizer(self.featurizer_config)
+        if self.class_descriptions:
+            if self.item_kind != self.Kind.TEXT:
+                raise ValueError("class descriptions are for text projects only")
+            self.class_descriptions = check_descriptions(self.class_descriptions, self.classes)
         spec = learners.get_spec(self.algorithm)
         if self.task not in spec.tasks:
             raise ValueError(f"algorithm {self.algorithm!r} does not support task {self.task!r} "
@@ -156,8 +165,14 @@ class Project(models.Model):
         return make_featurizer(self.featurizer_config)
 
     def new_learner(self, n_features: int) -> learners.Learner:
-        """An untrained learner built from ``algorithm`` and ``params`` via the registry."""
-        return learners.make(self.algorithm, n_features=n_features, classes=self.classes, **self.params)
+        """An untrained learner built from ``algorithm`` and ``params`` via the registry; a text
+        project with :attr:`class_descriptions` starts it from their prior
+        (``learners.cold_start.class_prior``) when the learner has weights to start from."""
+        learner = learners.make(self.algorithm, n_features=n_features, classes=self.classes, **self.params)
+        if self.class_descriptions and self.item_kind == self.Kind.TEXT and learner.accepts_prior:
+            learner.start_from(class_prior(self.featurizer(), learner.classes, self.class_descriptions,
+                                           learner.binary))
+        return learner
 
     def parse_class(self, value: Any) -> Any:
         """The class value equal to ``value`` or to its string form; ValueError otherwise.

@@ -7,7 +7,7 @@
         [--param KEY=VALUE ...] [--grid KEY=V1,V2,... | KEY=2^-5..2^5]
         [--delta D | --delta-sweep 2^-10..2^10 | --target-query-ratio R] [--budget R]
         [--scale none|maxabs|minmax|standard|l2|standard+l2] [--bias]
-        [--runs N] [--seed S] [--positive LABEL] [--jobs J]
+        [--runs N] [--seed S] [--positive LABEL] [--jobs J] [--refit [--holdout F]]
         [--json OUT.json] [--csv OUT.csv] [--plot OUT.svg]
 
 Every setting (algorithm x grid point x delta) is replayed ``--runs`` times, run r on the
@@ -22,7 +22,10 @@ featurized as a new project of that kind would be (:mod:`.raw`); ``--featurizer`
 names (a new project's default first). ``--param`` and ``--grid`` keys apply to the algorithms
 that declare them. The primary metric (F1 for binary tasks, accuracy for multiclass; ``--metric``
 to choose another, e.g. ``sum`` or ``cost`` for cost-sensitive runs) marks the best setting.
-Errors end with one line on stderr and exit code 2.
+``--refit`` batch-refits each run's queried items at its end (importance weights 1/q) and checks
+the refit against the online learner (docs/algorithms/refit.md); ``--holdout F`` keeps the last
+fraction F of each permutation out of the stream and scores the online, refit and exported
+models on it. Errors end with one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from .engine import (
     settings_for,
     summarise,
 )
+from .final_model import run_with_refit
 from .metrics import HIGHER_IS_BETTER
 from .per_class import beats_baseline
 from .raw import RAW_KINDS, featurizer_config, load_raw
@@ -144,6 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None, metavar="OUT.json")
     p.add_argument("--csv", default=None, metavar="OUT.csv")
     p.add_argument("--plot", default=None, metavar="OUT.svg")
+    p.add_argument("--refit", action="store_true",
+                   help="after each run, batch-refit the queried items (importance weights 1/q) and check "
+                        "the refit against the online learner (docs/algorithms/refit.md)")
+    p.add_argument("--holdout", default=None, metavar="F",
+                   help="with --refit: hold out the last fraction F of each run's permutation and score "
+                        "the online, refit and exported models on it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--per-item", action="store_true",
                    help="disable the block fast path (same results, slower)")
@@ -157,7 +167,10 @@ _TASK: dict[str, Any] = {}
 
 def _run_task(args: tuple[Setting, int, int, bool]) -> dict[str, float]:
     setting, seed, run, fast = args
-    return run_once(setting, _DATA[(setting.scale, setting.bias)], _TASK["task"], seed, run, fast)
+    X = _DATA[(setting.scale, setting.bias)]
+    if _TASK.get("refit"):
+        return run_with_refit(setting, X, _TASK["task"], seed, run, fast, _TASK["holdout"])
+    return run_once(setting, X, _TASK["task"], seed, run, fast)
 
 
 class Evaluator:
@@ -213,6 +226,8 @@ def _check_args(args: argparse.Namespace) -> None:
         raise CliError(f"--delta must be > 0, got {args.delta}")
     if args.budget is not None and args.target_query_ratio is not None:
         raise CliError("--budget and --target-query-ratio cannot be combined")
+    if args.holdout is not None and not args.refit:
+        raise CliError("--holdout needs --refit")
 
 
 def _collect(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, list[str]]]:
@@ -287,6 +302,10 @@ def run_experiment(args: argparse.Namespace) -> dict[str, Any]:
         if (s.scale, s.bias) not in _DATA:
             _DATA[(s.scale, s.bias)] = preprocess(ds.X, s.scale, s.bias)
     _TASK["task"] = task
+    _TASK["refit"] = args.refit
+    _TASK["holdout"] = 0.0 if args.holdout is None else parse_ratio(args.holdout)
+    if not _TASK["holdout"] < 1.0:
+        raise CliError(f"--holdout must be below 1, got {args.holdout}")
     metric = primary_metric(args.metric, task)
     progress = None
     if not args.quiet:
@@ -382,6 +401,13 @@ def print_table(doc: dict[str, Any], out: Any = None) -> None:
               f"{m['macro_f1']:8.4f} {m['balanced_accuracy']:8.4f} "
               f"{100 * m['query_ratio']:7.2f} {m['items_per_second']:10.0f}  {_label(r)}{flag}{miss}{below}",
               file=out)
+        if "refit_chosen" in m:  # --refit: the check, and the held-out accuracies with --holdout
+            held = "".join(f", held-out {k[8:]} {m[k]:.4f}" for k in
+                           ("holdout_online", "holdout_refit", "holdout_exported") if k in m)
+            check = (f"online {m['refit_cv_online']:.4f}, refit {m['refit_cv_refit']:.4f}, "
+                     if "refit_cv_online" in m else "not tried (too few labels), ")
+            print(f"{'':<16} refit check: {check}refit kept in {m['refit_chosen']:.0%} of runs{held}",
+                  file=out)
     print_per_class(doc, out)
 
 

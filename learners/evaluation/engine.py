@@ -285,21 +285,38 @@ def permuted(X: sp.csr_matrix, task: Task, seed: int, run: int,
     return X[perm], task.codes[perm]
 
 
+def fresh_learner(setting: Setting, n_features: int, task: Task) -> Learner:
+    """The untrained learner of ``setting`` for ``n_features`` inputs and the task's classes."""
+    return make(setting.algo, n_features=n_features, classes=list(task.classes), **setting.params)
+
+
+def replay_setting(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: Task, seed: int, run: int,
+                   fast: bool = True) -> tuple[Learner, Trace]:
+    """Replay ``setting`` on the stream of run ``run`` with the run's decision uniforms; returns
+    the learner as the stream left it and the trace of its decisions."""
+    _, rng = run_seeds(seed, run)
+    learner = fresh_learner(setting, Xp.shape[1], task)
+    budget = None
+    if setting.budget is not None:
+        budget = BudgetController.for_learner(setting.budget, learner)
+    return learner, replay(learner, Xp, yp, rng, budget=budget, fast=fast)
+
+
 def replay_permuted(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: Task, seed: int, run: int,
                     fast: bool = True) -> dict[str, float]:
     """Replay ``setting`` on the stream of run ``run`` (:func:`permuted`) with the run's decision
     uniforms and return the metrics of the stream (plus seconds). Several settings can share one
     permuted stream."""
-    _, rng = run_seeds(seed, run)
-    learner = make(setting.algo, n_features=Xp.shape[1], classes=list(task.classes), **setting.params)
-    budget = None
-    if setting.budget is not None:
-        budget = BudgetController.for_learner(setting.budget, learner)
-    trace = replay(learner, Xp, yp, rng, budget=budget, fast=fast)
+    _, trace = replay_setting(setting, Xp, yp, task, seed, run, fast)
+    return trace_metrics(yp, trace, task)
+
+
+def trace_metrics(yp: np.ndarray, trace: Trace, task: Task) -> dict[str, float]:
+    """The metrics of a replayed stream (codes ``yp``, its trace), plus seconds and items/s."""
     out = stream_metrics(yp, trace.pred, trace.queried, task.binary)
     out.update(stream_figures(yp, trace.pred, trace.query_prob, trace.queried, task.classes))
     out["seconds"] = trace.seconds
-    out["items_per_second"] = Xp.shape[0] / trace.seconds if trace.seconds > 0 else float("inf")
+    out["items_per_second"] = len(yp) / trace.seconds if trace.seconds > 0 else float("inf")
     if trace.knob is not None:
         out["final_knob"] = trace.knob
     return out
@@ -313,10 +330,11 @@ def run_once(setting: Setting, X: sp.csr_matrix, task: Task, seed: int, run: int
 
 
 def summarise(per_run: Sequence[dict[str, float]]) -> tuple[dict[str, float], dict[str, float]]:
-    """Mean and (population) standard deviation over runs of every metric."""
-    keys = list(per_run[0])
-    mean = {k: float(np.mean([r[k] for r in per_run])) for k in keys}
-    std = {k: float(np.std([r[k] for r in per_run])) for k in keys}
+    """Mean and (population) standard deviation over runs of every metric, each over the runs
+    that report it (a refit check a run had too few labels for is absent from that run)."""
+    keys = list(dict.fromkeys(k for r in per_run for k in r))
+    mean = {k: float(np.mean([r[k] for r in per_run if k in r])) for k in keys}
+    std = {k: float(np.std([r[k] for r in per_run if k in r])) for k in keys}
     return mean, std
 
 

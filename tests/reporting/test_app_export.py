@@ -36,8 +36,20 @@ def test_exported_model_predicts_what_the_app_predicted(tmp_path):
     path = tmp_path / "digits.npz"
     call_command("export_model", str(project.pk), str(path))
     model = load_model(path)
-    assert model.predict([bytes(it.data) for it in same_version]) == [it.prediction for it in same_version]
+    raw = [bytes(it.data) for it in same_version]
+    app_predictions = [it.prediction for it in same_version]
+    assert model.learner.predict(model.featurizer.transform(raw)).tolist() == app_predictions
     card = json.loads(path.with_suffix(".json").read_text())
+    # the batch refit of the 25 labels was checked against the learner; the winner predicts
+    check = card["model"]["check"]
+    assert check["labels"] == 25 and check["folds"] == 5 and "weighted by 1/q" in check["method"]
+    won = check["refit_accuracy"] > check["online_accuracy"]
+    assert card["model"]["used"] == ("refit" if won else "online")
+    assert (model.refit is not None) == (card["model"]["used"] == "refit")
+    if model.refit is None:
+        assert model.predict(raw) == app_predictions
+    else:
+        assert model.predict(raw) == model.refit.predict(model.featurizer.transform(raw)).tolist()
     assert card["model_version"] == 25 and card["labels_used"] == 25 and card["algorithm"] == "mpaa-i"
     assert card["delta"] == 1.0 and card["classes"] == list(range(10))
     assert card["featurizer"]["kind"] == "image" and card["metrics"]["labels"] == 25

@@ -17,7 +17,7 @@ def drop_aggregates(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("labelling", "0019_pin_dada_smoothing"),
+        ("labelling", "0022_class_descriptions"),
     ]
 
     operations = [

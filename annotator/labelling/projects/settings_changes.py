@@ -59,7 +59,8 @@ def change_settings(project: Project, user: Any, **new: Any) -> list[str]:
     before = snapshot(project)
     for field, value in new.items():
         setattr(project, field, value)
-    if {"algorithm", "params", "task", "classes", "featurizer_config", "item_kind"} & set(new):
+    if {"algorithm", "params", "task", "classes", "featurizer_config", "item_kind",
+            "class_descriptions"} & set(new):
         project.check_config()
     project.save(update_fields=list(new))
     return record_changes(project, user, before)

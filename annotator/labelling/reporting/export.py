@@ -13,7 +13,10 @@ keeps every value exactly.
 
 The model file holds the learner exactly as the app stores it, with the project's
 featurizer config, so ``learners.load_model(path).predict(raw_items)`` gives the app's
-predictions without Django.
+predictions without Django. An export also fits the batch refit (:func:`project_refit`,
+docs/algorithms/refit.md) on the labels and keeps it in the file, predicting in the learner's
+place, when it beats the learner in the check; the card's ``model`` record says which model
+predicts and how that was checked.
 """
 
 from __future__ import annotations
@@ -25,12 +28,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
 from django.utils import timezone
 
 import learners
 from annotator.labelling.engine.learner_state import stored_learner
+from annotator.labelling.engine.stored_vectors import decode
 from annotator.labelling.models import Label, LearnerState, Membership, Project
 from learners.model_file import full_card, model_bytes, save_model
+from learners.refit import RefitResult, refit
 
 from .metrics import model_metrics
 
@@ -60,25 +67,54 @@ def model_card(project: Project, state: LearnerState, learner: learners.Learner)
     }
 
 
-def _current(project: Project) -> tuple[learners.Learner, dict[str, Any]]:
-    """The committed learner and its card (no lock: export never blocks labelling)."""
+#: the newest labels a refit uses at most: the download views fit it in the request (21 fits of
+#: these labels, docs/algorithms/refit.md; seconds for a thousand labels on 2 cores)
+REFIT_MAX_LABELS = 5_000
+
+
+def project_refit(project: Project, learner: learners.Learner) -> RefitResult:
+    """:func:`learners.refit.refit` on the project's applied primary labels of queried items, in
+    applied order (the newest :data:`REFIT_MAX_LABELS`), each weighted by 1/q of its item's
+    logged query probability; the online side of the check is a fresh learner of the project's
+    configuration (:meth:`.models.Project.new_learner`, its cold start included). Labels of items
+    the learner did not query (audits, honeypots) or whose vector was dropped are left out:
+    they have no query probability to weight them by."""
+    labels = list(Label.objects.filter(project=project, primary=True, applied_version__isnull=False,
+                                       item__queried=True, item__query_prob__gt=0,
+                                       item__vector__isnull=False)
+                  .order_by("-applied_version").values_list("value", "item__vector", "item__query_prob")
+                  [:REFIT_MAX_LABELS])[::-1]
+    n = learner.n_features
+    rows = [decode(vector, n) for _, vector, _ in labels]
+    X = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, n))
+    codes = np.array([learner.class_code(project.parse_class(value)) for value, _, _ in labels],
+                     dtype=np.int64)
+    qs = np.array([q for _, _, q in labels], dtype=float)
+    return refit(lambda: project.new_learner(n), X, codes, qs, seed=project.rng_seed)
+
+
+def _current(project: Project) -> tuple[learners.Learner, dict[str, Any], RefitResult]:
+    """The committed learner, its card and the batch refit of its labels (no lock: export never
+    blocks labelling)."""
     state = LearnerState.objects.get(project=project)
     learner = stored_learner(state)
-    return learner, model_card(project, state, learner)
+    return learner, model_card(project, state, learner), project_refit(project, learner)
 
 
 def export_model(project: Project, path: str | Path) -> dict[str, Any]:
-    """Write the project's current model to ``path`` (``.npz``) and its card beside it; returns the card."""
-    learner, card = _current(project)
-    save_model(path, learner, project.featurizer(), card)
-    return card
+    """Write the project's current model to ``path`` (``.npz``) and its card beside it; returns the
+    completed card (its ``model`` record says whether the refit or the learner predicts)."""
+    learner, card, result = _current(project)
+    featurizer = project.featurizer()
+    save_model(path, learner, featurizer, card, refit=result)
+    return full_card(learner, featurizer, card, result)
 
 
 def model_download(project: Project) -> tuple[bytes, dict[str, Any]]:
     """``(npz bytes, completed card)`` of the current model, for download views."""
-    learner, card = _current(project)
+    learner, card, result = _current(project)
     featurizer = project.featurizer()
-    return model_bytes(learner, featurizer, card), full_card(learner, featurizer, card)
+    return model_bytes(learner, featurizer, card, result), full_card(learner, featurizer, card, result)
 
 
 def label_rows(project: Project) -> Iterator[dict[str, Any]]:

@@ -25,15 +25,19 @@ from django.views.decorators.http import require_GET
 
 import learners
 from annotator.labelling.api.schema import CONTENT_KEY
-from annotator.labelling.models import Membership, Project
+from annotator.labelling.engine.learner_state import stored_learner
+from annotator.labelling.models import LearnerState, Membership, Project
 from annotator.labelling.projects.access import project_for
 from annotator.labelling.projects.creation import create_project
 from annotator.labelling.projects.settings_changes import change_settings, record
+from annotator.labelling.reporting.export import project_refit
 from annotator.labelling.worker import send
 from learners.features import measured_speed
+from learners.model_file import model_record
 
 from .forms import (
     DEFAULT_ALGORITHM,
+    ClassDescriptionsForm,
     LearnerForm,
     MemberForm,
     NewProjectForm,
@@ -58,6 +62,15 @@ def _save_settings(request: AppRequest, project: Project, form: Any) -> str:
     return _saved("Stream settings", change_settings(project, request.user, **form.cleaned_data))
 
 
+def _save_descriptions(request: AppRequest, project: Project, form: Any) -> str:
+    changed = change_settings(project, request.user,
+                              class_descriptions=form.cleaned_data["class_descriptions"])
+    if changed:  # the learner restarts from the new descriptions, taught the labels again
+        LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+    return _saved("Class descriptions", changed) + (
+        " The learner is rebuilt from them and the labels so far." if changed else "")
+
+
 def _save_member(request: AppRequest, project: Project, form: Any) -> str:
     user, username = form.cleaned_data["username"], form.cleaned_data["username"].username
     if request.POST.get("action") == "unassign":
@@ -77,17 +90,36 @@ def _save_member(request: AppRequest, project: Project, form: Any) -> str:
 ACTIONS: dict[str, tuple[str, Callable[..., Any], Callable[[AppRequest, Project, Any], str]]] = {
     "learner": ("learner_form", lambda project, data: _learner_form(project, data), _save_learner),
     "settings": ("settings_form", StreamSettingsForm, _save_settings),
+    "descriptions": ("descriptions_form", ClassDescriptionsForm, _save_descriptions),
     "assign": ("member_form", lambda project, data: MemberForm(data), _save_member),
     "unassign": ("member_form", lambda project, data: MemberForm(data), _save_member),
 }
 
 
+def refit_message(project: Project) -> str:
+    """Run the export's batch refit and check now (:func:`.export.project_refit`) and say what an
+    export would hold."""
+    state = LearnerState.objects.get(project=project)
+    result = project_refit(project, stored_learner(state))
+    record = model_record(result)
+    check = result.check
+    if result.model is None:
+        return f"Refit check: {record['why']}."
+    return (f"Refit check on {check['labels']} labels ({check['method']}): online learner "
+            f"{check['online_accuracy']:.3f}, batch refit {check['refit_accuracy']:.3f}. An export now "
+            f"predicts with the {record['used']} model.")
+
+
 @login_required
 def console(request: AppRequest, pk: int) -> HttpResponse:
-    """The console page; POST ``action`` = learner | settings | assign | unassign (400 with the
-    errors at their fields, else a redirect with a confirmation)."""
+    """The console page; POST ``action`` = learner | settings | descriptions | assign | unassign
+    (400 with the errors at their fields, else a redirect with a confirmation) or refit (the
+    export's batch refit and its check, run now, reported as a message)."""
     project = project_for(request.user, pk, admin=True)
     bound: dict[str, Any] = {}
+    if request.method == "POST" and request.POST.get("action") == "refit":
+        messages.info(request, refit_message(project))
+        return redirect("console", pk=project.pk)
     if request.method == "POST":
         action = ACTIONS.get(request.POST.get("action", ""))
         if action is None:
@@ -147,6 +179,8 @@ def _context(request: AppRequest, project: Project) -> dict[str, Any]:
         "featurizer": featurizer,
         "featurizer_speed": speed_text(featurizer.name),
         "learner_form": _learner_form(project), "settings_form": StreamSettingsForm(project),
+        "descriptions_form": (ClassDescriptionsForm(project) if project.item_kind == Project.Kind.TEXT
+                              else None),
         "member_form": MemberForm(),
         "members": project.memberships.select_related("user").order_by("user__username"),
         "changes": project.changes.select_related("user")[:50],
@@ -182,7 +216,8 @@ def new_project(request: AppRequest) -> HttpResponse:
             with transaction.atomic():
                 project = create_project(name=data["name"], task=data["task"], item_kind=data["item_kind"],
                                          classes=data["classes"], algorithm=DEFAULT_ALGORITHM[data["task"]],
-                                         featurizer_config=data["featurizer_config"])
+                                         featurizer_config=data["featurizer_config"],
+                                         class_descriptions=data["class_descriptions"])
                 Membership.objects.create(project=project, user=request.user, role=Membership.Role.ADMIN)
         except ValueError as exc:
             form.add_error(None, str(exc))

@@ -30,6 +30,7 @@ from annotator.labelling.models import OVERLAP_K_MAX, OVERLAP_K_MIN, ConsensusMe
 from annotator.labelling.reporting.planner import MAX_CANDIDATES, candidate_params, check_cost
 from annotator.labelling.teams.honeypots import MAX_RATE
 from learners.budget import ADVANCE_HORIZON, REPAY_SPAN
+from learners.cold_start import MAX_DESCRIPTION, check_descriptions
 from learners.features import DEFAULT, KINDS, default_config, featurizer_names, make_featurizer
 from learners.params import Param
 from learners.uploads import FORMATS, accepts
@@ -300,6 +301,56 @@ def featurizer_defaults() -> list[tuple[str, str, str]]:
             for kind in KINDS for name in featurizer_names(kind)]
 
 
+def parse_descriptions(text: str, classes: Sequence[Any]) -> dict[str, str]:
+    """Class descriptions typed one per line as ``class: description`` (blank lines ignored),
+    checked by :func:`learners.cold_start.check_descriptions`; ValidationError naming the line
+    or the problem (a class that does not exist, an empty description)."""
+    found: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        name, sep, description = line.partition(":")
+        if not sep:
+            raise forms.ValidationError(f"line {number}: write 'class: description' (no ':' found)")
+        if name.strip() in found:
+            raise forms.ValidationError(f"line {number}: class {name.strip()!r} is described twice")
+        found[name.strip()] = description
+    try:
+        return check_descriptions(found, classes)
+    except ValueError as exc:
+        raise forms.ValidationError(str(exc)) from None
+
+
+def descriptions_text(descriptions: Mapping[str, str]) -> str:
+    """The textarea form of stored descriptions (inverse of :func:`parse_descriptions`)."""
+    return "\n".join(f"{name}: {text}" for name, text in descriptions.items())
+
+
+def descriptions_field(initial: str = "") -> forms.Field:
+    """The class-descriptions textarea of the new-project form and the console."""
+    return TextField("the class descriptions", required=False, initial=initial, label="class descriptions",
+                     widget=forms.Textarea(attrs={
+                         "rows": 4, "cols": 60, "placeholder": "spam: an advert or a scam asking to reply"}),
+                     help_text="text projects, optional: one line per class, 'class: description' "
+                               f"(at most {MAX_DESCRIPTION} characters each); the learner starts from "
+                               "what they say instead of from nothing (a class left out is described "
+                               "by its name); docs/algorithms/cold_start.md")
+
+
+class ClassDescriptionsForm(AppForm):
+    """The console's class descriptions of a text project (blank: none, start from zero weights)."""
+
+    def __init__(self, project: Project, data: Any = None) -> None:
+        super().__init__(data)
+        self.project = project
+        self.fields["class_descriptions"] = descriptions_field(descriptions_text(project.class_descriptions))
+
+    def clean_class_descriptions(self) -> dict[str, str]:
+        if self.project.item_kind != Project.Kind.TEXT:
+            raise forms.ValidationError("class descriptions are for text projects only")
+        return parse_descriptions(self.cleaned_data["class_descriptions"], self.project.classes)
+
+
 class NewProjectForm(AppForm):
     """A project's name, task, item type, classes and featurizer (with options); the algorithm
     starts as :data:`DEFAULT_ALGORITHM` of the task."""
@@ -318,6 +369,7 @@ class NewProjectForm(AppForm):
     featurizer = forms.CharField(label="featurizer options", required=False, widget=forms.TextInput(
         attrs={"size": 60, "placeholder": '{"width": 28, "height": 28, "invert": true}'}),
         help_text="optional JSON object; blank = the featurizer's defaults (listed below)")
+    class_descriptions = descriptions_field()
 
     def __init__(self, data: Any = None, *, speed: Any = str) -> None:
         super().__init__(data)
@@ -358,6 +410,16 @@ class NewProjectForm(AppForm):
         task, kind, classes = data.get("task"), data.get("item_kind"), data.get("classes")
         if task in ("binary", "cost-sensitive") and classes is not None and len(classes) != 2:
             self.add_error("classes", f"a {task} project has exactly two classes (got {len(classes)})")
+        described = data.get("class_descriptions")
+        if described and kind is not None and kind != Project.Kind.TEXT:
+            self.add_error("class_descriptions", "class descriptions are for text projects only")
+        elif described and classes is not None:
+            try:
+                data["class_descriptions"] = parse_descriptions(described, classes)
+            except forms.ValidationError as exc:
+                self.add_error("class_descriptions", exc)
+        else:
+            data["class_descriptions"] = {}
         if kind is None:
             return data
         name = data.get("featurizer_name") or DEFAULT[kind]

@@ -22,4 +22,5 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"wrote {options['path']} (model version {card['model_version']}, "
-                          f"{card['labels_used']} labels)")
+                          f"{card['labels_used']} labels; predicts with the {card['model']['used']} "
+                          f"model: {card['model']['why']})")

@@ -1,0 +1,165 @@
+"""The exported model against a batch fit on every label: write ``benchmarks/REFIT.md``.
+
+::
+
+    python benchmarks/refit.py                  # every stream of LABEL_EFFICIENCY.md, 3 permutations
+    python benchmarks/refit.py --streams sms --runs 1
+
+For each stream of :mod:`benchmarks.raw_streams` with a new project's featurizer of its kind
+(the matrices cached as ``benchmarks/label_efficiency.py`` caches them, ``--cache``), each
+permutation r (``learners.evaluation.engine.run_seeds``) is split: the last 30% of the permuted
+items are held out, the first 70% are the stream. On the stream each learner runs with the
+replay's budget at 10% and 20% (``--budget``), then :func:`learners.refit.refit` fits the
+queried items (weights 1/q or flat, chosen by the check) and checks the fit against the online
+learner by cross-validation on the labels; the model an export keeps is the refit when it won the check.
+On the held-out 30%: the online model, the refit, the exported one, and a batch logistic
+regression trained on every label of the 70% (scikit-learn's ``LogisticRegression``, C = 1,
+lbfgs, multinomial for more than two classes: an independent implementation, not the refit's
+code). Mean ± std over the permutations; the machine's load average is written beside the
+figures. Figures are never asserted by tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
+
+if __package__ in (None, ""):  # run as a script
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.label_efficiency import default_cache, featurized
+from benchmarks.raw_streams import STREAMS, prepare
+from learners.evaluation.engine import Setting, make_task, permuted, replay_setting
+from learners.evaluation.final_model import final_model_metrics, split_held_out
+from learners.features import DEFAULT
+from learners.registry import validate_params
+
+ROOT = Path(__file__).resolve().parents[1]
+HELD_OUT = 0.3
+BUDGETS = (0.10, 0.20)
+SEED = 0
+#: the learners measured: a new project's default of each task and the best of LABEL_EFFICIENCY.md
+LEARNERS = {True: ("paa-i", "d-amd"), False: ("mpaa-i", "md-amd")}
+COLUMNS = ("holdout_online", "holdout_refit", "holdout_exported")
+
+
+def batch_all_labels(Xs, ys, Xh, yh) -> float:
+    """Held-out accuracy of scikit-learn's logistic regression fitted on every stream label."""
+    model = LogisticRegression(C=1.0, max_iter=2000)
+    with threadpool_limits(1):  # as the refit (learners/refit.py): idle BLAS threads cost more than they give
+        model.fit(Xs, ys)
+    return float(np.mean(model.predict(Xh) == yh))
+
+
+def _fmt(values: list[float]) -> str:
+    a = np.asarray(values, dtype=float)
+    return f"{np.nanmean(a):.3f} ± {np.nanstd(a):.3f}"
+
+
+def _col(cell: dict[str, list[float]], key: str) -> list[float]:
+    """A metric's values over the permutations (NaN when no permutation reported it)."""
+    return cell.get(key, [float("nan")])
+
+
+def measure(name: str, path: Path, cache: Path, runs: int) -> tuple[list[str], list[str]]:
+    """The stream's section and its summary rows (module docstring)."""
+    stream = STREAMS[name]
+    fname = DEFAULT[stream.kind]
+    X, y = featurized(path, stream.kind, fname, cache)
+    task = make_task(y)
+    rows: dict[tuple[str, float], dict[str, list[float]]] = {}
+    batch = []
+    lines: list[str] = []
+    summary: list[str] = []
+    for run in range(runs):
+        Xp, yp = permuted(X, task, SEED, run)
+        Xs, ys, Xh, yh = split_held_out(Xp, yp, HELD_OUT)
+        batch.append(batch_all_labels(Xs, ys, Xh, yh))
+        for algo in LEARNERS[task.binary]:
+            for budget in BUDGETS:
+                setting = Setting(algo, validate_params(algo, {}), budget=budget)
+                learner, trace = replay_setting(setting, Xs, ys, task, SEED, run)
+                out = final_model_metrics(setting, learner, trace, Xs, ys, task, seed=run, held=(Xh, yh))
+                out["query_ratio"] = float(trace.queried.mean())
+                cell = rows.setdefault((algo, budget), {})
+                for key, value in out.items():
+                    cell.setdefault(key, []).append(value)
+                print(name, algo, budget, run, {k: round(v, 4) for k, v in out.items()},
+                      f"batch {batch[-1]:.4f}", file=sys.stderr, flush=True)
+    n_held = round(HELD_OUT * X.shape[0])
+    lines += [f"## {name} ({X.shape[0]} items, {len(task.classes)} classes, featurizer `{fname}`)", "",
+              f"Held out: {n_held} items; batch logistic regression on every label of the other "
+              f"{X.shape[0] - n_held}: **{_fmt(batch)}**.", "",
+              "| learner | budget | labels (ratio) | online model | refit | exported | refit chosen "
+              "| check: online / refit (weighted CV) | exported - batch (pt) |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for (algo, budget), cell in rows.items():
+        gap = 100 * (np.mean(cell["holdout_exported"]) - np.mean(batch))
+        lines.append(
+            f"| {algo} | {budget:.0%} | {np.mean(cell['query_ratio']):.1%} "
+            f"| {_fmt(cell['holdout_online'])} "
+            f"| {_fmt(_col(cell, 'holdout_refit'))} | {_fmt(cell['holdout_exported'])} "
+            f"| {int(sum(cell['refit_chosen']))} of {runs} "
+            f"| {np.nanmean(_col(cell, 'refit_cv_online')):.3f} / "
+            f"{np.nanmean(_col(cell, 'refit_cv_refit')):.3f} "
+            f"| {gap:+.2f} |")
+        summary.append(f"| {name} | {algo} | {budget:.0%} | {np.mean(cell['holdout_online']):.3f} "
+                       f"| {np.mean(cell['holdout_exported']):.3f} | {np.mean(batch):.3f} | {gap:+.2f} |")
+    lines.append("")
+    return lines, summary
+
+
+def _measure(job: tuple[str, Path, Path, int]) -> tuple[list[str], list[str]]:
+    with threadpool_limits(1):
+        return measure(*job)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("::")[0].strip())
+    p.add_argument("--streams", default=",".join(STREAMS))
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--jobs", type=int, default=2, help="streams measured at once (forked processes)")
+    p.add_argument("--cache", default=str(default_cache()))
+    p.add_argument("--out", default=str(ROOT / "benchmarks" / "REFIT.md"))
+    args = p.parse_args(argv)
+    t0, load0 = time.monotonic(), os.getloadavg()[0]
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    names = [s for s in args.streams.split(",") if s]
+    paths = prepare(cache, names)
+    jobs = [(name, paths[name], cache, args.runs) for name in names]
+    with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("fork")) as pool:
+        parts = list(pool.map(_measure, jobs))
+    lines = [line for section, _ in parts for line in section]
+    summary = [row for _, rows in parts for row in rows]
+    minutes = (time.monotonic() - t0) / 60
+    head = ["# The exported model against a batch fit on every label", "",
+            f"Written by `python benchmarks/refit.py` in {minutes:.1f} min, load average {load0:.1f} at the "
+            f"start and {os.getloadavg()[0]:.1f} at the end (2 cores shared with other work), "
+            f"{args.runs} permutations, {args.jobs} streams at once. Each permutation's last "
+            f"{HELD_OUT:.0%} is held out; the learner runs "
+            "on the rest with the replay's budget; 'refit' is `learners.refit.refit` on its queried items "
+            "(softmax regression; weights 1/q or flat and L2 chosen by the check); 'exported' is the model "
+            "an export keeps (the refit when it won the check: 5-fold cross-validation on the labels, "
+            "accuracy weighted by 1/q); 'batch' is scikit-learn's logistic regression on every label of "
+            "the stream. Accuracy on the held-out items, mean ± std over permutations "
+            "(docs/algorithms/refit.md).", "",
+            "| stream | learner | budget | online model | exported | batch, every label "
+            "| exported - batch (pt) |",
+            "|---|---|---|---|---|---|---|", *summary, ""]
+    Path(args.out).write_text("\n".join(head + lines) + "\n", encoding="utf-8")
+    print(f"wrote {args.out} in {minutes:.1f} min", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""The batch refit (learners/refit.py): the fit itself against scikit-learn, the check against the
+online learner, and the exported refit predicting raw items without Django or pickle."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
+
+import learners
+from learners.base import state_from_bytes, state_to_bytes
+from learners.features import default_config, make_featurizer
+from learners.refit import MAX_WEIGHT, LinearModel, fit_softmax, importance_weights, refit
+from tests.support import raw_data
+
+
+def blobs(n: int, k: int, d: int = 6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=2.0, size=(k, d))
+    y = rng.integers(0, k, size=n)
+    return centres[y] + rng.normal(size=(n, d)), y
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_fit_is_scikit_learns_logistic_regression(k):
+    X, y = blobs(300, k)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=300)
+    ours = fit_softmax(sp.csr_matrix(X), y, w, list(range(k)), l2=1.0)
+    theirs = LogisticRegression(C=1.0, tol=1e-10, max_iter=5000).fit(X, y, sample_weight=w)
+    # scikit-learn fits two classes as one logistic margin: ours is the same model, centred
+    proba = theirs.predict_proba(X)
+    S = ours.class_scores(X)
+    ours_proba = np.exp(S - S.max(axis=1, keepdims=True))
+    ours_proba /= ours_proba.sum(axis=1, keepdims=True)
+    if k == 2:  # two softmax rows +-v/2 penalise (l2/4)|v|^2 of the margin v: C = 1 is l2 = 2
+        ours = fit_softmax(sp.csr_matrix(X), y, w, [0, 1], l2=2.0)
+        ours_proba = 1 / (1 + np.exp(-ours.decision_function(X)))
+        proba = proba[:, 1]
+    np.testing.assert_allclose(ours_proba, proba, atol=2e-3)
+    assert np.mean(ours.predict_codes(X) == theirs.predict(X)) > 0.99
+
+
+def test_only_the_used_columns_get_weights():
+    X = sp.csr_matrix((np.ones(4), ([0, 1, 2, 3], [5, 9, 5, 9])), shape=(4, 1000))
+    model = fit_softmax(X, np.array([0, 1, 0, 1]), np.ones(4), ["a", "b"])
+    assert model.columns.tolist() == [5, 9] and model.coef.shape == (2, 2)
+    assert model.predict(X).tolist() == ["a", "b", "a", "b"]
+
+
+def test_importance_weights_are_one_over_q_normalised_and_clipped():
+    w = importance_weights(np.array([1.0, 0.5, 0.25]))
+    np.testing.assert_allclose(w, np.array([1, 2, 4]) / (7 / 3))
+    tiny = importance_weights(np.array([1.0] * 99 + [1e-6]))
+    assert tiny.max() / np.median(tiny) == pytest.approx(MAX_WEIGHT) and tiny.mean() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match=r"in \(0, 1\]"):
+        importance_weights(np.array([0.0, 1.0]))
+
+
+def test_model_state_round_trips_and_refuses_other_shapes():
+    X, y = blobs(60, 3)
+    model = fit_softmax(sp.csr_matrix(X), y, np.ones(60), ["x", "y", "z"])
+    back = LinearModel.from_state(state_from_bytes(state_to_bytes(model.get_state())))
+    assert back.predict(X).tolist() == model.predict(X).tolist()
+    state = model.get_state()
+    state["arrays"]["coef"] = state["arrays"]["coef"][:2]
+    with pytest.raises(ValueError, match="do not fit"):
+        LinearModel.from_state(state)
+
+
+def test_the_check_keeps_the_better_model_and_says_why():
+    # a perceptron (pea) that saw each label once against a batch fit: on overlapping blobs the
+    # batch fit is the better model, and the check must find it
+    X, y = blobs(400, 3, seed=3)
+    q = np.random.default_rng(4).uniform(0.2, 1.0, size=400)
+    result = refit(lambda: learners.make("mpea", n_features=6, classes=[0, 1, 2]), sp.csr_matrix(X), y, q)
+    assert result.chosen == "refit" and result.refit_cv > result.online_cv
+    assert result.check["labels"] == 400 and result.check["folds"] == 5 and result.check["chosen"] == "refit"
+    # too few labels, or a class without a label: no fit, the online learner stays
+    few = refit(lambda: learners.make("mpea", n_features=6, classes=[0, 1, 2]), sp.csr_matrix(X[:10]),
+                y[:10], q[:10])
+    assert few.model is None and few.chosen == "online" and "10 labels" in few.check["skipped"]
+    one_missing = refit(lambda: learners.make("mpea", n_features=6, classes=[0, 1, 2]),
+                        sp.csr_matrix(X[y < 2]), y[y < 2], q[y < 2])
+    assert one_missing.model is None and "class(es) [2]" in one_missing.check["skipped"]
+
+
+def active_stream(name, featurizer, texts, labels, classes):
+    """The app's loop, recording the labelled rows, their class codes and query probabilities."""
+    lrn = learners.make(name, n_features=featurizer.n_features, classes=classes, delta=0.3)
+    rng = np.random.default_rng(7)
+    X = featurizer.transform(texts)
+    rows, codes, qs = [], [], []
+    for i, y in enumerate(labels):
+        d = lrn.decide(X[i], rng)
+        if d.queried:
+            lrn.learn(X[i], y)
+            rows.append(i)
+            codes.append(classes.index(y))
+            qs.append(d.query_prob)
+    return lrn, X[rows], np.array(codes), np.array(qs)
+
+
+@pytest.mark.datasets
+def test_an_exported_refit_predicts_raw_items_without_django_or_pickle(tmp_path):
+    texts, labels = raw_data.ag_news(1000)
+    f = make_featurizer({**default_config("text", "hashed-ngrams"), "n_features": 2**15})
+    lrn, X, codes, qs = active_stream("mpea", f, texts[:700], labels[:700], [1, 2, 3, 4])
+    result = refit(lambda: learners.make("mpea", n_features=f.n_features, classes=[1, 2, 3, 4], delta=0.3),
+                   X, codes, qs)
+    assert result.chosen == "refit", result.check  # a perceptron's single pass loses to the batch fit
+    held_out = texts[700:]
+    expected = result.model.predict(f.transform(held_out)).tolist()
+    online = lrn.predict(f.transform(held_out)).tolist()
+    truth = labels[700:]
+    assert np.mean(np.array(expected) == truth) > np.mean(np.array(online) == truth)
+
+    learners.save_model(tmp_path / "news.npz", lrn, f, {"algorithm": "mpea"}, refit=result)
+    card = json.loads((tmp_path / "news.json").read_text())
+    assert card["model"]["used"] == "refit" and card["model"]["check"]["chosen"] == "refit"
+    assert "importance weights 1/q" in card["model"]["why"]
+    with np.load(tmp_path / "news.npz", allow_pickle=False) as npz:
+        assert "refit" in npz.files and npz["refit"].dtype == np.uint8
+    (tmp_path / "held_out.json").write_text(json.dumps(held_out))
+    code = ("import json, sys, learners\n"
+            f"m = learners.load_model({str(tmp_path / 'news.npz')!r})\n"
+            f"texts = json.loads(open({str(tmp_path / 'held_out.json')!r}).read())\n"
+            "assert m.card['model']['used'] == 'refit' and m.refit is not None\n"
+            "print(json.dumps(m.predict(texts)))\n"
+            "assert not any(n == 'django' or n.startswith('django.') for n in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert json.loads(out.stdout) == expected
+
+
+def test_a_refit_that_lost_is_not_exported_and_the_card_says_so(tmp_path):
+    X, y = blobs(200, 2, seed=5)
+    f = make_featurizer({"kind": "vectors", "n_features": 6})
+    result = refit(lambda: learners.make("paa-i", n_features=6, classes=["a", "b"]), sp.csr_matrix(X), y,
+                   np.ones(200))
+    result.chosen = "online"  # as when the online learner won the check
+    lrn = learners.make("paa-i", n_features=6, classes=["a", "b"])
+    learners.save_model(tmp_path / "m.npz", lrn, f, {}, refit=result)
+    model = learners.load_model(tmp_path / "m.npz")
+    assert model.refit is None and model.card["model"]["used"] == "online"
+    assert "did not beat it" in model.card["model"]["why"]
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as npz:
+        assert "refit" not in npz.files
+
+
+def test_the_replay_refits_at_the_end_and_scores_a_held_out_part(tmp_path, capsys):
+    from learners.evaluation.cli import main
+
+    X, y = blobs(600, 2, seed=8)
+    lines = [f"{c} " + " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(row))
+             for row, c in zip(X, y, strict=True)]
+    (tmp_path / "blobs.svm").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.json"
+    assert main(["--data", str(tmp_path / "blobs.svm"), "--algo", "pea", "--budget", "20%", "--runs", "2",
+                 "--refit", "--holdout", "30%", "--quiet", "--json", str(out)]) == 0
+    mean = json.loads(out.read_text())["results"][0]["mean"]
+    assert {"refit_chosen", "refit_cv_online", "refit_cv_refit", "holdout_online", "holdout_refit",
+            "holdout_exported"} <= set(mean)
+    exported = (mean["holdout_online"], mean["holdout_refit"])
+    assert mean["holdout_exported"] in exported or 0 < mean["refit_chosen"] < 1
+    assert "refit check: online" in capsys.readouterr().out
+    assert main(["--data", str(tmp_path / "blobs.svm"), "--algo", "pea", "--holdout", "30%"]) == 2
