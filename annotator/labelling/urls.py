@@ -8,6 +8,7 @@ urlpatterns = [
     path("projects/new", console.new_project, name="new-project"),
     path("projects/<int:pk>/", queue.queue, name="queue"),
     path("projects/<int:pk>/next", queue.next_item, name="queue-next"),
+    path("projects/<int:pk>/desk", queue.desk, name="queue-desk"),
     path("projects/<int:pk>/undo", queue.undo, name="undo"),
     path("projects/<int:pk>/labels/<int:label_pk>/change", queue.change, name="change-label"),
     path("projects/<int:pk>/items/<int:item_pk>/label", queue.label, name="label"),

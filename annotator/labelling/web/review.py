@@ -1,5 +1,6 @@
 """The review queue (docs/teams.md, "Review"): one item at a time, decided with a key press,
-swapped by htmx, like the annotator's queue (same item rendering and the same ``queue.js``).
+swapped by htmx, like the annotator's queue (same item rendering; ``static/labelling/review.js``
+for its keys).
 
 * ``GET  projects/<pk>/review/``                    the page (leases the next review).
 * ``GET  projects/<pk>/review/next``                polled while nothing waits: the next panel, or 204.
