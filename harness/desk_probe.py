@@ -6,7 +6,9 @@ instant queue (static/labelling/queue.js) from inside the page.
   server on the queue's requests; page loads and beacons are not delayed).
 * :data:`RECORD_PANELS`: ``window.__shown`` lists the item ids the panel showed, in order (the
   ``desk:shown`` events queue.js sends), and ``window.__lat`` the milliseconds from each keydown
-  to the next panel painted (two animation frames after it was swapped in, its image decoded).
+  to the next panel painted (two animation frames after it was swapped in, its image decoded);
+  ``window.__swap`` the same to the panel in the document (before it is painted);
+  ``window.__dry`` counts the keys pressed while the page held no next item.
 """
 
 from __future__ import annotations
@@ -27,13 +29,18 @@ OFFLINE = """(() => {
 })();"""
 
 RECORD_PANELS = """(() => {
-  window.__shown = []; window.__lat = []; window.__t0 = [];
-  document.addEventListener('keydown', () => { window.__t0.push(performance.now()); }, true);
+  window.__shown = []; window.__lat = []; window.__swap = []; window.__t0 = []; window.__dry = 0;
+  document.addEventListener('keydown', () => {
+    window.__t0.push(performance.now());
+    const d = document.getElementById('desk');
+    if (d && d.dataset.held === '0') window.__dry += 1;  // no next item in the page yet
+  }, true);
   const shown = (item) => {
     if (!item) return;
     window.__shown.push(item);
     const t0 = window.__t0.shift();
     if (t0 === undefined) return;
+    window.__swap.push(performance.now() - t0);
     const img = document.querySelector('#queue-item img');
     const done = () => requestAnimationFrame(() => requestAnimationFrame(() => {
       window.__lat.push(performance.now() - t0);
