@@ -28,14 +28,16 @@ PORT = 8765
 PROBE = """
 window.__lat = [];
 document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true);
-document.addEventListener('htmx:afterSwap', () => {
+const painted = () => {
   const t0 = window.__t0;
   const img = document.querySelector('#queue-item img');
   const done = () => requestAnimationFrame(() => requestAnimationFrame(() => {
     if (t0 !== undefined) { window.__lat.push(performance.now() - t0); window.__t0 = undefined; }
   }));
   if (img && !img.complete) { img.addEventListener('load', done, {once: true}); } else { done(); }
-});
+};
+document.addEventListener('htmx:afterSwap', painted);  // skip, undo
+document.addEventListener('desk:shown', painted);  // a label: queue.js swapped a held item in
 """
 
 
