@@ -232,9 +232,23 @@
     if (event.submitter && event.submitter.value !== undefined) apply(event.submitter.value);
   }, true);
 
+  // h jumps into "My last labels" (the newest one's class list), Esc comes back to the item.
   document.addEventListener("keydown", (event) => {
+    const recent = document.getElementById("recent-labels");
+    if (event.key === "Escape" && recent && recent.contains(document.activeElement)) {
+      event.preventDefault();
+      document.activeElement.blur();
+      const p = panel();
+      if (p) { p.setAttribute("tabindex", "-1"); p.focus({ preventScroll: false }); }
+      return;
+    }
     if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
     if (event.target.closest("input, textarea, select")) return;
+    if (event.key === "h" && recent) {
+      const first = recent.querySelector("select");
+      if (first) { event.preventDefault(); first.focus(); first.scrollIntoView({ block: "nearest" }); }
+      return;
+    }
     const key = event.key === "Backspace" ? "u" : event.key.toLowerCase();
     const p = panel();
     if (!p) return;

@@ -29,6 +29,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "new-project": ("get", (LOGIN, 403, 403, 403)),  # staff only
     "queue": ("get", (LOGIN, 404, 200, 200)),
     "queue-next": ("get", (LOGIN, 404, 200, 200)),
+    "queue-desk": ("post", (LOGIN, 404, 200, 200)),  # no labels posted: the held items
     "undo": ("post", (LOGIN, 404, 409, 409)),  # nothing to undo
     "label": ("post", (LOGIN, 404, 400, 400)),  # no value posted
     "skip": ("post", (LOGIN, 404, 409, 409)),  # not leased to them

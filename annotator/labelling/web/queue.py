@@ -55,7 +55,7 @@ from annotator.labelling.projects.access import is_project_admin, may_review, pr
 from annotator.labelling.teams.honeypots import holds_honeypot
 from annotator.labelling.worker import send
 
-from .request import AppRequest, class_buttons, item_display
+from .request import AppRequest, class_buttons, image_src, item_display
 
 
 def progress(project: Project, user: Any) -> dict[str, int]:
@@ -77,18 +77,25 @@ def _lease(project: Project, user: Any) -> Item | None:
 
 def recent_rows(project: Project, user: Any) -> list[dict[str, Any]]:
     """My last labels (:func:`.actions.recent_labels`) as the list beside the item shows them:
-    the label, its item's number and a short text of the item (image file name, URL or text,
-    vector size)."""
+    the label, its item's number, ``thumb`` (an image item's ``src``, else None) and ``about``
+    (the image file name, the whole text or URL, or the vector size; the page shows the start
+    of a long text and the rest on demand). Image data: one query for the list."""
+    labels = recent_labels(project, user)
+    data = dict(Item.objects.filter(pk__in=[lab.item_id for lab in labels if lab.item.filename])
+                .values_list("pk", "data"))
     rows = []
-    for lab in recent_labels(project, user):
-        item = lab.item
+    for lab in labels:
+        item, thumb = lab.item, None
         if item.filename:
             about = item.filename
+            if data.get(item.pk) is not None:
+                item.data = data[item.pk]
+                thumb = image_src(project, item)
         elif item.vector_pairs is not None:
             about = f"{len(item.vector_pairs)} non-zero features"
         else:
             about = item.text
-        rows.append({"label": lab, "seq": item.seq, "about": about})
+        rows.append({"label": lab, "seq": item.seq, "about": about, "thumb": thumb})
     return rows
 
 
