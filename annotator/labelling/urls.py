@@ -15,6 +15,7 @@ urlpatterns = [
     path("projects/<int:pk>/items/<int:item_pk>/skip", queue.skip, name="skip"),
     path("projects/<int:pk>/review/", review.review_queue, name="review"),
     path("projects/<int:pk>/review/next", review.review_next, name="review-next"),
+    path("projects/<int:pk>/review/undo", review.review_undo, name="review-undo"),
     path("projects/<int:pk>/reviews/<int:review_pk>/decide", review.review_decide,
          name="review-decide"),
     path("projects/<int:pk>/console", console.console, name="console"),

@@ -21,7 +21,7 @@
   const stateLine = document.getElementById("desk-state");
   const refusedList = document.getElementById("desk-refused");
 
-  let pending = load();          // [{item, value, seq}] typed, not yet confirmed stored
+  let pending = load();          // [{item, value}] typed, not yet confirmed stored
   let held = [];                 // [{id, seq, html}] panels the page can show next
   const done = new Set(pending.map((p) => p.item));  // items labelled here (this page's life)
   let keysWaiting = [];          // label values typed while no item was on screen
@@ -99,8 +99,7 @@
       showState();
       return;
     }
-    const seqText = panel().dataset.seq || "";
-    pending.push({ item: item, value: value, seq: seqText });
+    pending.push({ item: item, value: value });
     done.add(item);
     save();
     advance();
@@ -112,18 +111,17 @@
     while (keysWaiting.length && currentItem() !== null) apply(keysWaiting.shift());
   }
 
-  function refuse(result, entry) {
+  function refuse(result) {
     const li = document.createElement("li");
-    li.textContent = "Not saved: “" + result.value + "” for item " + (entry && entry.seq ? "#" + entry.seq : result.item) +
-      " (" + (result.error || "refused") + ")";
+    li.textContent = "Not saved: “" + result.value + "” (" + (result.error || "refused") + ")";
     refusedList.appendChild(li);
     refusedList.hidden = false;
   }
 
   function absorb(data, sent) {
-    data.results.forEach((result, i) => {
+    data.results.forEach((result) => {
       if (result.ok) lastSaved = "“" + result.value + "”";
-      else refuse(result, sent[i]);
+      else refuse(result);
     });
     pending = pending.slice(sent.length);
     save();

@@ -103,7 +103,7 @@ def test_the_review_panel_shows_each_label_and_records_the_final_decision(disagr
     assert rows == [["ann", "spam"], ["bob", "ham"]]  # each one's label; no model label for a disagreement
     keys = {b.attrs.get("data-key"): b.attrs["value"] for b in panel.find_all("button")}
     assert keys == {"1": "ham", "2": "spam"}
-    assert any("queue.js" in s.attrs.get("src", "") for s in page.find_all("script"))  # the one key script
+    assert any("review.js" in s.attrs.get("src", "") for s in page.find_all("script"))  # the key script
     url = f"/projects/{project.pk}/reviews/{review.pk}/decide"
     assert rita.post(url, {"value": "nope"}, **HX).status_code == 400
     answer = rita.post(url, {"value": "spam"}, **HX)

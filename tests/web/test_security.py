@@ -40,6 +40,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "review": ("get", (LOGIN, 404, 403, 200)),  # reviewers and admins (tests/teams/test_review.py)
     "review-next": ("get", (LOGIN, 404, 403, 200)),
     "review-decide": ("post", (LOGIN, 404, 403, 400)),  # no value posted
+    "review-undo": ("post", (LOGIN, 404, 403, 409)),  # no decision to undo
     "console": ("get", (LOGIN, 404, 403, 200)),
     "console-params": ("get", (LOGIN, 404, 403, 200)),
     "planner": ("get", (LOGIN, 404, 403, 200)),

@@ -211,6 +211,9 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
                          "0 = off; e.g. 0.05: 5% of the items the model decides alone go to the reviewers, "
                          "for the audit estimate on the dashboard (docs/teams.md)", low=0.0, high=1.0),
                    "audit rate of auto-decisions", kept_when_absent=True),
+    ProjectSetting(Param("blind_review", False, bool,
+                         "reviewers see each label without the name of who gave it (docs/teams.md)"),
+                   "blind review: hide annotator names from reviewers"),
     ProjectSetting(Param("honeypot_rate", 0.0, float,
                          "0 = off; e.g. 0.05: 5% of the items served to annotators are known-gold items, "
                          "not told which (annotator quality on the dashboard)", low=0.0, high=MAX_RATE),
