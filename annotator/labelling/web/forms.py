@@ -32,7 +32,7 @@ from annotator.labelling.teams.honeypots import MAX_RATE
 from learners.budget import ADVANCE_HORIZON, REPAY_SPAN
 from learners.features import DEFAULT, KINDS, default_config, featurizer_names, make_featurizer
 from learners.params import Param
-from learners.uploads import FORMATS, accepts
+from learners.uploads import FORMATS, IngestError, accepts, check_start, formats_for
 from learners.uploads.input_rules import checked_text, parse_json
 
 #: the learner each task starts with (changed in the console)
@@ -363,9 +363,16 @@ class NewProjectForm(AppForm):
 
 
 class UploadForm(AppForm):
-    """One file of an accepted format (``learners.uploads``), not empty, within the upload bound."""
+    """One file of an accepted format (``learners.uploads``), not empty, within the upload bound;
+    with a ``project``, a format its item kind takes whose first records parse
+    (:func:`learners.uploads.check_start`: a wrong header or kind is refused here, before the file
+    is stored and a worker imports it)."""
 
     file = forms.FileField(label="file", allow_empty_file=True)
+
+    def __init__(self, *args: Any, project: Project | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.project = project
 
     def clean_file(self) -> Any:
         f = self.cleaned_data["file"]
@@ -376,8 +383,13 @@ class UploadForm(AppForm):
             raise forms.ValidationError(f"{name}: the file is empty")
         if not accepts(name):
             suffix = Path(name).suffix.lower() or "(none)"
-            raise forms.ValidationError(f"{name}: unsupported file type {suffix!r}; "
-                                        f"use one of {FORMATS}")
+            raise forms.ValidationError(f"{name}: unsupported file type {suffix!r}; use one of "
+                                        f"{formats_for(self.project.item_kind) if self.project else FORMATS}")
+        if self.project is not None:
+            try:
+                check_start(self.project, name, f.file)
+            except IngestError as exc:
+                raise forms.ValidationError(f"{name}: {exc}") from None
         return f
 
 
