@@ -282,9 +282,14 @@ def featurizer_choices(speed: Any) -> list[Any]:
 
 def featurizer_defaults() -> list[tuple[str, str, str]]:
     """``(kind, name, default options as the JSON the options field takes)`` of every featurizer."""
-    return [(kind, name, json.dumps({o: v for o, v in default_config(kind, name).items()
-                                     if o not in ("kind", "name", "version")}))
-            for kind in KINDS for name in featurizer_names(kind)]
+    return [(kind, name, shown_options(kind, name)) for kind in KINDS for name in featurizer_names(kind)]
+
+
+def shown_options(kind: str, name: str | None = None) -> str:
+    """The default options of featurizer ``name`` of ``kind`` (None: the kind's default) as the
+    JSON the options field takes (without ``kind``, ``name`` and ``version``)."""
+    config = default_config(kind, name)
+    return json.dumps({o: v for o, v in config.items() if o not in ("kind", "name", "version")})
 
 
 class NewProjectForm(AppForm):
@@ -293,7 +298,7 @@ class NewProjectForm(AppForm):
 
     name = TextField("the project name", Project._meta.get_field("name").max_length, label="name")
     task = forms.ChoiceField(label="task", choices=[(t, t) for t in DEFAULT_ALGORITHM])
-    item_kind = forms.ChoiceField(label="item type", choices=[(k, k) for k in KINDS])
+    item_kind = forms.ChoiceField(label="item type", choices=[(k, k) for k in KINDS], initial="text")
     classes = TextField("the classes", label="classes",
                         widget=forms.TextInput(attrs={"placeholder": "ham, spam"}),
                               help_text="comma-separated; the order sets the shortcut keys (1, 2, ...); "
@@ -303,7 +308,9 @@ class NewProjectForm(AppForm):
                                                   "of machine (accuracy per featurizer: "
                                                   "benchmarks/FEATURIZERS.md)")
     featurizer = forms.CharField(label="featurizer options", required=False, widget=forms.TextInput(
-        attrs={"size": 60, "placeholder": '{"width": 28, "height": 28, "invert": true}'}),
+        attrs={"size": 60, "placeholder": shown_options("text"),
+               # static/labelling/new_project.js shows the chosen item type's default options here
+               "data-placeholders": json.dumps({k: shown_options(k) for k in KINDS})}),
         help_text="optional JSON object; blank = the featurizer's defaults (listed below)")
 
     def __init__(self, data: Any = None, *, speed: Any = str) -> None:
