@@ -1,12 +1,13 @@
 from django.urls import path
 
 from annotator.labelling.api import views as api
-from annotator.labelling.web import console, dashboard, planner, projects, queue, review
+from annotator.labelling.web import console, dashboard, help, planner, projects, queue, review
 
 urlpatterns = [
     path("", projects.project_list, name="project-list"),
     path("projects/new", console.new_project, name="new-project"),
     path("projects/<int:pk>/", queue.queue, name="queue"),
+    path("help/<path:name>", help.help_page, name="help"),
     path("projects/<int:pk>/next", queue.next_item, name="queue-next"),
     path("projects/<int:pk>/desk", queue.desk, name="queue-desk"),
     path("projects/<int:pk>/undo", queue.undo, name="undo"),

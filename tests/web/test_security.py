@@ -30,6 +30,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "queue": ("get", (LOGIN, 404, 200, 200)),
     "queue-next": ("get", (LOGIN, 404, 200, 200)),
     "queue-desk": ("post", (LOGIN, 404, 200, 200)),  # no labels posted: the held items
+    "help": ("get", (LOGIN, 200, 200, 200)),  # the docs: any logged-in user
     "undo": ("post", (LOGIN, 404, 409, 409)),  # nothing to undo
     "label": ("post", (LOGIN, 404, 400, 400)),  # no value posted
     "skip": ("post", (LOGIN, 404, 409, 409)),  # not leased to them
@@ -111,7 +112,7 @@ def world(db):
                                   value=project.classes[0], primary=False)  # an opinion: item unchanged
     review = Review.objects.create(project=project, item=item, reason=Review.Reason.DISAGREEMENT)
     kwargs = {"pk": project.pk, "item_pk": item.pk, "label_pk": theirs.pk, "job_pk": job.pk, "run_pk": run.pk,
-              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password"}
+              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password", "name": "budget"}
     return project, users, kwargs
 
 

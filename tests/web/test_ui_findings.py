@@ -53,3 +53,23 @@ def test_dashboard_ratios_are_percentages(client):
     page = parse(client.get(f"/projects/{project.pk}/dashboard").content)
     assert page.by_id("m-query-ratio").text.endswith("%")
     assert not page.find_all(id="dashboard-empty")
+
+
+def test_the_console_starts_with_a_summary_and_help_links_that_open(client):
+    project = digits_project(40, params={"delta": 2.0})
+    update_project(project.pk)
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+    page = parse(client.get(f"/projects/{project.pk}/console").content)
+    summary = page.by_id("summary")
+    assert page.by_id("s-items").text == "40"
+    assert page.by_id("s-delta").text.split()[0] == "2.000"
+    assert page.by_id("s-target").text == "off"
+    assert page.by_id("s-achieved").text.split()[0].endswith("%")
+    assert "a larger delta asks for more labels" in " ".join(page.by_id("delta-explained").text.split())
+    links = [a.attrs["href"] for a in summary.find_all("a") if a.attrs["href"].startswith("/help/")]
+    assert "/help/budget" in links and "/help/algorithms/paa" in links
+    for link in links:
+        shown = client.get(link)
+        assert shown.status_code == 200 and b"<pre class=\"doc\">" in shown.content
+    assert client.get("/help/../README").status_code == 404
+    assert client.get("/help/nothing").status_code == 404
