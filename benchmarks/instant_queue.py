@@ -26,40 +26,20 @@ import asyncio
 import os
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ui_latency import start  # noqa: E402
 from harness.desk_probe import RECORD_PANELS  # noqa: E402
 from harness.servers import free_port  # noqa: E402
 
 REPORT = ROOT / "benchmarks" / "INSTANT_QUEUE.md"
 BURST = "31415926535897932384"
-
-
-def start(var: Path, port: int) -> list[subprocess.Popen]:
-    env = {**os.environ, "DEBUG": "1", "VAR_DIR": str(var), "SECRET_KEY": "bench"}
-    py = sys.executable
-    subprocess.run([py, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
-    subprocess.run([py, "manage.py", "demo"], cwd=ROOT, env=env, check=True, capture_output=True)
-    log = open(var / "worker.log", "w")  # noqa: SIM115 - lives as long as the worker
-    worker = subprocess.Popen([py, "-m", "celery", "-A", "annotator", "worker", "--pool=solo",
-                               "--loglevel=WARNING"], cwd=ROOT, env=env, stdout=log, stderr=log)
-    server = subprocess.Popen([py, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=ROOT,
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    return [worker, server]
 
 
 async def _wait(page, expression: str, timeout: float = 60.0) -> None:

@@ -57,11 +57,26 @@
     desk.dataset.held = String(held.length);
   }
 
-  function swapIn(html) {
-    const old = panel();
+  // A held panel is parsed, and its image decoded, when it arrives: a key press then only swaps
+  // a ready element in (the next paint shows it).
+  function prepare(entry) {
+    if (entry.node) return entry;
     const box = document.createElement("div");
-    box.innerHTML = html;
-    const fresh = box.querySelector("#queue-item");
+    box.innerHTML = entry.html;
+    entry.node = box.querySelector("#queue-item");
+    const img = entry.node.querySelector("img");
+    if (img && img.decode) img.decode().catch(() => {});
+    return entry;
+  }
+
+  function swapIn(htmlOrNode) {
+    const old = panel();
+    let fresh = htmlOrNode;
+    if (typeof htmlOrNode === "string") {
+      const box = document.createElement("div");
+      box.innerHTML = htmlOrNode;
+      fresh = box.querySelector("#queue-item");
+    }
     if (!serverCanUndo && !done.size) {  // nothing to undo yet: no undo button
       const undo = fresh.querySelector('.actions [data-key="u"]');
       if (undo) undo.closest("form").remove();
@@ -79,8 +94,8 @@
   function advance() {
     while (held.length && (done.has(held[0].id) || held[0].id === currentItem())) held.shift();
     if (held.length) {
-      const next = held.shift();
-      swapIn(next.html);
+      const next = prepare(held.shift());
+      swapIn(next.node);
       desk.dataset.shown = String(next.id);
       return true;
     }
@@ -125,7 +140,9 @@
     });
     pending = pending.slice(sent.length);
     save();
-    held = data.items.filter((it) => !done.has(it.id) && it.id !== currentItem());
+    const ready = new Map(held.filter((h) => h.node).map((h) => [h.id, h.node]));
+    held = data.items.filter((it) => !done.has(it.id) && it.id !== currentItem())
+      .map((it) => prepare(ready.has(it.id) ? Object.assign(it, { node: ready.get(it.id) }) : it));
     idleHtml = data.idle_html;
     serverCanUndo = data.can_undo;
     const recent = document.getElementById("recent-labels");
