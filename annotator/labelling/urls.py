@@ -1,19 +1,32 @@
 from django.urls import path
 
 from annotator.labelling.api import views as api
-from annotator.labelling.web import console, dashboard, items, planner, projects, queue, review, suspects
+from annotator.labelling.web import (
+    console,
+    dashboard,
+    help,
+    items,
+    planner,
+    projects,
+    queue,
+    review,
+    suspects,
+)
 
 urlpatterns = [
     path("", projects.project_list, name="project-list"),
     path("projects/new", console.new_project, name="new-project"),
     path("projects/<int:pk>/", queue.queue, name="queue"),
+    path("help/<path:name>", help.help_page, name="help"),
     path("projects/<int:pk>/next", queue.next_item, name="queue-next"),
+    path("projects/<int:pk>/desk", queue.desk, name="queue-desk"),
     path("projects/<int:pk>/undo", queue.undo, name="undo"),
     path("projects/<int:pk>/labels/<int:label_pk>/change", queue.change, name="change-label"),
     path("projects/<int:pk>/items/<int:item_pk>/label", queue.label, name="label"),
     path("projects/<int:pk>/items/<int:item_pk>/skip", queue.skip, name="skip"),
     path("projects/<int:pk>/review/", review.review_queue, name="review"),
     path("projects/<int:pk>/review/next", review.review_next, name="review-next"),
+    path("projects/<int:pk>/review/undo", review.review_undo, name="review-undo"),
     path("projects/<int:pk>/reviews/<int:review_pk>/decide", review.review_decide,
          name="review-decide"),
     path("projects/<int:pk>/console", console.console, name="console"),

@@ -6,7 +6,8 @@ The app's ingest (``annotator.labelling.ingest``) and the replay CLI
 with the same labels, wherever it is read, and :func:`featurize_chunks` turns them into the
 same feature rows:
 
-* ``.csv`` / ``.jsonl`` / ``.ndjson``: text or URL items (:mod:`.tabular`);
+* ``.csv`` / ``.tsv`` / ``.jsonl`` / ``.ndjson``: text or URL items (:mod:`.tabular`; CSV cells
+  separated by commas, tabs or semicolons);
 * ``.zip``: images, labelled by ``labels.csv`` or class folders (:mod:`.image_zip`);
 * ``.svm`` / ``.svmlight`` / ``.libsvm`` / ``.txt``: vectors (:mod:`.svmlight`);
 * any of these followed by ``.gz``: gzip-compressed, at most ``MAX_GUNZIP_BYTES`` once
@@ -36,17 +37,40 @@ from .records import IngestError, OpenTarget, Record, Target, gold_of
 from .svmlight import iter_svmlight
 from .tabular import iter_csv, iter_jsonl
 
-__all__ = ["FORMATS", "PARSERS", "IngestError", "OpenTarget", "Record", "Target", "accepts",
-           "featurize_chunks", "featurize_part", "gold_of", "iter_upload", "parse_upload", "record_chunks"]
+__all__ = [
+    "FORMATS",
+    "KIND_PARSERS",
+    "PARSERS",
+    "IngestError",
+    "OpenTarget",
+    "Record",
+    "Target",
+    "accepts",
+    "check_start",
+    "featurize_chunks",
+    "featurize_part",
+    "formats_for",
+    "gold_of",
+    "iter_upload",
+    "parse_upload",
+    "record_chunks",
+    "suffixes_for",
+]
 
 PARSERS: dict[str, Callable[[Target, BinaryIO], Iterator[Record]]] = {
-    ".csv": iter_csv, ".jsonl": iter_jsonl, ".ndjson": iter_jsonl, ".zip": iter_zip,
+    ".csv": iter_csv, ".tsv": iter_csv, ".jsonl": iter_jsonl, ".ndjson": iter_jsonl, ".zip": iter_zip,
     ".svm": iter_svmlight, ".svmlight": iter_svmlight, ".libsvm": iter_svmlight,
     ".txt": iter_svmlight,
 }
 GZIP = ".gz"
 #: the accepted file types, as told to users
 FORMATS = ", ".join(sorted(PARSERS)) + f" (each also gzipped, e.g. .csv{GZIP})"
+#: the parsers of each item kind's files (text and URL items: the tabular ones)
+KIND_PARSERS: dict[str, tuple[Callable[[Target, BinaryIO], Iterator[Record]], ...]] = {
+    "image": (iter_zip,), "vectors": (iter_svmlight,), "text": (iter_csv, iter_jsonl),
+    "url": (iter_csv, iter_jsonl)}
+#: records an upload form reads to check a file before it is stored (:func:`check_start`)
+CHECKED_RECORDS = 20
 #: records featurized per call (bounds memory and gives progress steps) ...
 CHUNK = 2000
 #: ... or fewer, once their raw content reaches this many bytes (a chunk of large images)
@@ -69,6 +93,39 @@ def format_suffix(filename: str) -> str:
 def accepts(filename: str) -> bool:
     """True if :func:`parse_upload` has a parser for ``filename``'s suffix."""
     return format_suffix(filename) in PARSERS
+
+
+def suffixes_for(kind: str) -> list[str]:
+    """The file suffixes a project of item ``kind`` takes (each also gzipped), in PARSERS order."""
+    parsers = KIND_PARSERS.get(kind, ())
+    return [s for s, parse in PARSERS.items() if parse in parsers]
+
+
+def formats_for(kind: str) -> str:
+    """:func:`suffixes_for` as told to users."""
+    suffixes = suffixes_for(kind)
+    return ", ".join(suffixes) + f" (each also gzipped, e.g. {suffixes[0]}{GZIP})" if suffixes else "none"
+
+
+def check_start(target: Target, filename: str, fh: BinaryIO, n: int | None = None) -> int:
+    """Parse the first ``n`` records (default :data:`CHECKED_RECORDS`) of the file ``filename``
+    that ``fh`` reads, for a project of ``target.item_kind``, and seek ``fh`` back to its start:
+    the number of records read. IngestError for a suffix that kind does not take, a bad header
+    or a bad record among them (the rest of the file is checked when it is imported)."""
+    if format_suffix(filename) not in suffixes_for(target.item_kind):
+        article = "an" if target.item_kind[:1] in "aeiou" else "a"
+        raise IngestError(f"{article} {target.item_kind} project takes {formats_for(target.item_kind)}, "
+                          f"not {_suffix(filename) or filename!r}")
+    n = CHECKED_RECORDS if n is None else n
+    count = 0
+    try:
+        for _ in iter_upload(target, filename, fh):
+            count += 1
+            if count >= n:
+                break
+    finally:
+        fh.seek(0)
+    return count
 
 
 class _Gunzipped(io.RawIOBase):

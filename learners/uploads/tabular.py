@@ -1,6 +1,8 @@
 """CSV and JSONL uploads of text or URL items (shared by the app's ingest and the replay).
 
-CSV: UTF-8 with a header row. The content column is ``text`` for text projects and ``url``
+CSV: UTF-8 with a header row, its cells separated by commas, tabs or semicolons (the first of
+these, by count in the header line, that makes a header with a content column; a ``.tsv`` file is
+read the same way). The content column is ``text`` for text projects and ``url``
 for URL projects (``text`` is accepted for URL projects too); an optional ``label`` or
 ``gold`` column gives the known class (empty cell = unknown). Errors name the file line
 (the header is line 1).
@@ -14,6 +16,7 @@ file, so memory does not grow with the file.
 from __future__ import annotations
 
 import csv
+import itertools
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -22,6 +25,9 @@ from .lines import text_lines
 from .records import IngestError, Record, Target, gold_of
 
 GOLD_KEYS = ("label", "gold")
+#: the cell separators a CSV upload may use (tab-separated files are common exports of spreadsheets)
+DELIMITERS = (",", "\t", ";")
+DELIMITER_NAMES = {",": "commas", "\t": "tabs", ";": "semicolons"}
 
 
 def content_keys(kind: str) -> tuple[str, ...]:
@@ -50,26 +56,45 @@ def row_record(target: Target, row: dict[str, Any], where: str) -> Record:
     return Record(where, content, gold)
 
 
+def _header(line: str, delimiter: str) -> list[str]:
+    return [h.strip().lower() for h in next(csv.reader([line], delimiter=delimiter), [])]
+
+
+def sniff_delimiter(line: str, keys: tuple[str, ...]) -> str | None:
+    """The separator of the header ``line`` (:data:`DELIMITERS`, most frequent first) whose cells
+    include one of the content column names ``keys``; None when none does."""
+    for delimiter in sorted(DELIMITERS, key=lambda d: -line.count(d)):
+        if any(k in _header(line, delimiter) for k in keys):
+            return delimiter
+    return None
+
+
 def iter_csv(target: Target, fh: BinaryIO) -> Iterator[Record]:
     """Records of a CSV upload read from ``fh`` (module docstring); IngestError on the first bad line."""
     keys = content_keys(target.item_kind)
-    reader = csv.reader(line for _, line in text_lines(fh))
+    lines = (line for _, line in text_lines(fh))
+    first = next(lines, None)
+    if first is None:
+        raise IngestError("the file is empty")
+    delimiter = sniff_delimiter(first, keys)
+    if delimiter is None:
+        tried = ", ".join(DELIMITER_NAMES[d] for d in DELIMITERS)
+        cells = _header(first, max(DELIMITERS, key=first.count))
+        raise IngestError(f"line 1: the header needs a {' or '.join(repr(k) for k in keys)} column "
+                          f"(found {cells[:8]}; cells separated by {tried} were tried)")
+    reader = csv.reader(itertools.chain([first], lines), delimiter=delimiter)
     try:
         header = [h.strip().lower() for h in next(reader)]
-    except StopIteration:
-        raise IngestError("the file is empty") from None
     except csv.Error as exc:
         raise IngestError(f"line 1: {exc}") from None
-    if not any(k in header for k in keys):
-        raise IngestError(f"line 1: the header needs a {' or '.join(repr(k) for k in keys)} column "
-                          f"(found {header})")
     try:
         for cells in reader:
             where = f"line {reader.line_num}"
             if not cells:
                 continue
             if len(cells) != len(header):
-                raise IngestError(f"{where}: {len(cells)} fields, the header has {len(header)}")
+                raise IngestError(f"{where}: {len(cells)} fields, the header has {len(header)} "
+                                  f"(separated by {DELIMITER_NAMES[delimiter]})")
             yield row_record(target, dict(zip(header, cells, strict=True)), where)
     except csv.Error as exc:
         raise IngestError(f"line {reader.line_num}: {exc}") from None

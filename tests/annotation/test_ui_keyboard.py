@@ -10,7 +10,7 @@ import pytest
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label
 from annotator.labelling.projects.demo import create_demo
-from tests.support.browser import SIZES, at_size, log_in, screenshot, wait_until
+from tests.support.browser import SIZES, at_size, log_in, screenshot, wait_for_labels_sent, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -42,7 +42,8 @@ def test_label_undo_and_change_a_recent_label_with_the_keyboard_alone(live_serve
         labelled.append(int(shown))
         page.keyboard.press(str(Item.objects.get(pk=int(shown)).gold))
         shown = _next_item(page, shown)
-    assert page.locator("#recent-labels li").count() == 3
+    # the labels go to the server in the background (the instant queue): the list follows
+    wait_until(page, "() => document.querySelectorAll('#recent-labels li').length === 3")
     # Tab order from the top of the page: header, class buttons 0-9, skip, undo, my last labels
     page.evaluate("() => document.activeElement.blur()")
     order: list[str] = []
@@ -94,4 +95,5 @@ def test_label_undo_and_change_a_recent_label_with_the_keyboard_alone(live_serve
     page.focus("#queue-item button[data-key='1']")
     page.keyboard.press("Enter")
     _next_item(page, shown)
+    wait_for_labels_sent(page)
     assert Label.objects.get(item_id=int(shown), undone_at__isnull=True).value == 1

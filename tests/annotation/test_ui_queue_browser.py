@@ -1,5 +1,5 @@
-"""The queue in Chromium at both screen sizes: "saving…" shows while a key press is on its way
-(held back by the test), a quiet "saved" after; the four empty states and a vector item look
+"""The queue in Chromium at both screen sizes: the next item shows at once while a label is on
+its way (held back by the test), a quiet "saved" after; the four empty states and a vector item look
 right (screenshots under test-output/pages/, git-ignored)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import import_records, parse_upload
-from annotator.labelling.models import Item, Project
+from annotator.labelling.models import Item, Label, Project
 from annotator.labelling.projects.demo import create_demo
 from tests.support.app import member, text_project
 from tests.support.browser import SIZES, at_size, log_in, screenshot, wait_until
@@ -17,7 +17,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-def test_a_key_press_shows_saving_then_saved(live_server, chromium_page, size):
+def test_a_key_press_shows_the_next_item_at_once_then_saved(live_server, chromium_page, size):
+    """The instant queue: the next held item shows while the label is still on its way (the
+    test holds the request back), the state line says so, then "saved"."""
     project, _ = create_demo(30)
     update_project(project.pk)
     page = chromium_page
@@ -25,26 +27,26 @@ def test_a_key_press_shows_saving_then_saved(live_server, chromium_page, size):
     log_in(page, live_server.url, "annotator", "annotator-demo")
     page.goto(f"{live_server.url}/projects/{project.pk}/")
     page.wait_for_selector("#queue-item[data-ready='1']")
-    saving = page.locator("#save-state .saving")
-    assert saving.is_hidden()
+    wait_until(page, "() => Number(document.getElementById('desk').dataset.held) > 0")
     first = page.get_attribute("#queue-item", "data-item")
     held = []
-    page.route("**/label", lambda route: held.append(route))  # a slow server: the request waits here
+    page.route("**/desk", lambda route: held.append(route))  # a slow server: the request waits here
     page.keyboard.press(str(Item.objects.get(pk=int(first)).gold))
-    page.wait_for_selector("#save-state.htmx-request")
-    saving.wait_for(state="visible", timeout=5000)  # the request is held: it stays in flight
-    assert saving.inner_text() == "saving…"
+    # the next item is on screen before the label reached the server
+    assert page.get_attribute("#queue-item", "data-item") != first
+    assert "sending 1 label" in page.inner_text("#desk-state")
     screenshot(page, f"pages/queue-saving-{size}")
-    for _ in range(250):  # htmx marks the request before it reaches the network
+    for _ in range(250):
         if held:
             break
         page.wait_for_timeout(20)
     assert held, "the label request never reached the network"
+    assert not Label.objects.filter(item_id=int(first)).exists()
     held[0].continue_()
-    wait_until(page, "(first) => document.querySelector('#queue-item')?.dataset.item !== first", first)
-    saved = page.locator("#save-state .saved")
-    saved.wait_for(state="visible")  # after htmx's settle (it keeps the old classes ~20 ms)
-    assert "saved" in saved.inner_text() and saving.is_hidden()
+    page.unroute("**/desk")
+    wait_until(page, "() => document.getElementById('desk-state').textContent.includes('saved')")
+    assert Label.objects.get(item_id=int(first)).annotator.username == "annotator"
+    assert "sending" not in page.inner_text("#desk-state")
     screenshot(page, f"pages/queue-saved-{size}")
     assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size][0]
 

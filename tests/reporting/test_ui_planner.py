@@ -71,6 +71,17 @@ def test_planner_without_enough_labels_fails_clearly(client):
 
 
 @pytest.mark.django_db
+def test_a_planner_run_on_too_few_items_is_refused_on_the_form(client):
+    project = digits_project(0)
+    _admin(client, project)
+    response = client.post(f"/projects/{project.pk}/planner", CANDIDATES)
+    assert response.status_code == 400
+    assert "the planner needs at least 10 items with a gold label or a label; this project has 0" in \
+        error_text(response.content)
+    assert not PlannerRun.objects.exists()
+
+
+@pytest.mark.django_db
 def test_annotators_cannot_use_the_planner(client):
     project = digits_project(20)
     client.force_login(member(project, "ann"))

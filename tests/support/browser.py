@@ -121,6 +121,13 @@ def wait_until(page: Any, expression: str, arg: Any = None, timeout: float = 20.
         page.wait_for_timeout(50)
 
 
+def wait_for_labels_sent(page: Any, timeout: float = 20.0) -> None:
+    """Wait until the queue page (static/labelling/queue.js) has no label waiting to be sent or
+    stored: every key pressed so far is a stored label or a refusal listed on the page."""
+    wait_until(page, """() => { const d = document.getElementById('desk');
+        return d && d.dataset.pending === '0' && d.dataset.waiting === '0'; }""", timeout=timeout)
+
+
 def wait_for_htmx_idle(page: Any) -> None:
     """Wait until htmx has no request in flight and has settled its last swap. htmx binds the
     triggers (``hx-get`` on change, ...) of swapped-in content only when it settles, after its

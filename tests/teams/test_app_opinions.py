@@ -164,9 +164,9 @@ def test_the_dashboard_shows_the_agreement_to_admins_only(team):
     project, admin, annotator = team
     panel = parse(admin.get(f"/projects/{project.pk}/dashboard/panel").content)
     assert " ".join(panel.by_id("agreement-alpha").text.split()) == (
-        "Krippendorff's alpha (nominal): 0.000 on 2 items with two or more opinions")
+        "Krippendorff's alpha (nominal): 0.000 (slight agreement) on 2 items with two or more opinions")
     rows = [[td.text for td in tr.find_all("td")] for tr in panel.by_id("agreement-pairs").find_all("tr")]
-    assert rows == [[], ["@evil · bob", "0.000", "2"]]  # the header row has th cells only
+    assert rows == [[], ["@evil · bob", "0.000 slight", "2"]]  # the header row has th cells only
 
     project.dashboard_for_annotators = True
     project.save()
@@ -174,3 +174,12 @@ def test_the_dashboard_shows_the_agreement_to_admins_only(team):
         page = parse(annotator.get(url).content)
         assert page.find_all(id="m-seen") and not page.find_all(id="agreement-alpha")
         assert not page.find_all(id="agreement-pairs")
+
+
+@pytest.mark.parametrize("value,band", [(-0.308, "poor"), (-1.0, "poor"), (0.0, "slight"), (0.2, "slight"),
+                                        (0.21, "fair"), (0.5, "moderate"), (0.61, "substantial"),
+                                        (0.81, "almost perfect"), (1.0, "almost perfect"), (None, "")])
+def test_agreement_bands_are_landis_and_koch(value, band):
+    from annotator.labelling.teams.agreement import agreement_band
+
+    assert agreement_band(value) == band

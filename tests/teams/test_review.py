@@ -103,7 +103,7 @@ def test_the_review_panel_shows_each_label_and_records_the_final_decision(disagr
     assert rows == [["ann", "spam"], ["bob", "ham"]]  # each one's label; no model label for a disagreement
     keys = {b.attrs.get("data-key"): b.attrs["value"] for b in panel.find_all("button")}
     assert keys == {"1": "ham", "2": "spam"}
-    assert any("queue.js" in s.attrs.get("src", "") for s in page.find_all("script"))  # the one key script
+    assert any("review.js" in s.attrs.get("src", "") for s in page.find_all("script"))  # the key script
     url = f"/projects/{project.pk}/reviews/{review.pk}/decide"
     assert rita.post(url, {"value": "nope"}, **HX).status_code == 400
     answer = rita.post(url, {"value": "spam"}, **HX)
@@ -200,7 +200,7 @@ def test_annotator_quality_against_gold_and_consensus():
     boss = client_for(member(project, "boss", Membership.Role.ADMIN))
     page = parse(boss.get(f"/projects/{project.pk}/dashboard").content)
     rows = page.find_all("table", id="annotator-quality")
-    assert cells(rows[0]) == [["a", "0.750", "4", "1.000", "1"], ["b", "0.333", "3", "0.000", "1"]]
+    assert cells(rows[0]) == [["a", "75.0%", "4", "100.0%", "1"], ["b", "33.3%", "3", "0.0%", "1"]]
     Project.objects.filter(pk=project.pk).update(dashboard_for_annotators=True)
     page = client_for(a).get(f"/projects/{project.pk}/dashboard")
     assert page.status_code == 200 and not parse(page.content).find_all(id="annotator-quality")
@@ -374,7 +374,7 @@ def test_audit_estimate_from_the_reviewers_decisions():
     assert est["low"] <= est["value"] <= est["high"]
     boss = client_for(member(project, "boss", Membership.Role.ADMIN))
     card = parse(boss.get(f"/projects/{project.pk}/dashboard").content).find_all(id="card-audit")[0]
-    assert f"{est['value']:.3f}" in card.text and f"from {len(rows)} audits" in card.text
+    assert f"{est['value'] * 100:.1f}%" in card.text and f"from {len(rows)} audits" in card.text
 
 
 def test_the_audit_estimate_stops_at_the_first_open_audit():

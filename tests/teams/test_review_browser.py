@@ -86,9 +86,9 @@ def test_the_dashboard_shows_the_audit_estimate_and_annotator_quality(live_serve
     quality = page.locator("#annotator-quality tr").all_inner_texts()
     teacher = next(r for r in quality if r.startswith("teacher")).split("\t")
     labelled = Item.objects.filter(project=project, status=Item.Status.LABELLED).count()
-    assert teacher == ["teacher", "1.000", str(labelled), "1.000", "1"]
+    assert teacher == ["teacher", "100.0%", str(labelled), "100.0%", "1"]
     bob = next(r for r in quality if r.startswith("bob")).split("\t")
-    assert bob == ["bob", "0.000", "1", "0.000", "1"]
+    assert bob == ["bob", "0.0%", "1", "0.0%", "1"]
     page.locator("#card-audit").scroll_into_view_if_needed()
     screenshot(page, "review/dashboard-audit-quality")
     page.locator("#annotator-quality").screenshot(path=str(screenshot(page, "review/dashboard-full")

@@ -16,7 +16,7 @@ from annotator.labelling.annotation.actions import LeasedToOtherError, lease_nex
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import ImportJob, Item, Label, Membership
 from tests.support.app import SPAM, digits_project, leased_item_id, member, text_project
-from tests.support.html import parse
+from tests.support.html import error_text, parse
 
 pytestmark = pytest.mark.django_db
 
@@ -110,19 +110,37 @@ def test_lease_expiry_returns_the_item_and_late_labels_are_kept(project):
     assert Label.objects.get(pk=extra.pk).applied_version is None
 
 
-def test_upload_view_stores_a_job_then_the_worker_imports_it(client, project):
+def test_upload_view_refuses_a_bad_start_on_the_form_and_stores_nothing(client, project):
     login(client, project, "boss", Membership.Role.ADMIN)
     data = io.BytesIO(b"this is not a zip archive")
     data.name = "x.zip"
     response = client.post(f"/projects/{project.pk}/upload", {"file": data})
+    assert response.status_code == 400 and "not a readable ZIP" in response.content.decode()
+    data = io.BytesIO(b"text,label\nhi,0\n")
+    data.name = "x.csv"  # a text file for an image project: the formats it takes are named
+    page = client.post(f"/projects/{project.pk}/upload", {"file": data}).content
+    assert "an image project takes .zip (each also gzipped, e.g. .zip.gz), not '.csv'" in error_text(page)
+    assert not ImportJob.objects.exists()
+
+
+def test_upload_view_stores_a_job_then_the_worker_imports_it_or_shows_why_not(client):
+    project = text_project()
+    login(client, project, "boss", Membership.Role.ADMIN)
+    lines = ["text\tlabel"] + [f"message {i}\tham" for i in range(30)]
+    lines[27] = "\tham"  # an empty text past the rows checked on upload
+    data = io.BytesIO("\n".join(lines).encode())
+    data.name = "x.tsv"
+    response = client.post(f"/projects/{project.pk}/upload", {"file": data})
     assert response.status_code == 302
     job = ImportJob.objects.get(project=project)
-    assert job.status == "waiting" and job.filename == "x.zip"
+    assert job.status == "waiting" and job.filename == "x.tsv"
     from annotator.labelling.ingest import run_job
 
     assert run_job(job.pk).status == "failed"
-    page = client.get(f"/projects/{project.pk}/imports/{job.pk}/")
-    assert "not a readable ZIP" in page.content.decode()
+    page = parse(client.get(f"/projects/{project.pk}/imports/{job.pk}/").content)
+    failed = page.find("p", class_="error").text
+    assert "The import failed: line 28: 'text' must be a non-empty string" in failed
+    assert not page.find_all("progress")
 
 
 def test_api_items_post_and_get(client):

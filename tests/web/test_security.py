@@ -29,6 +29,8 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "new-project": ("get", (LOGIN, 403, 403, 403)),  # staff only
     "queue": ("get", (LOGIN, 404, 200, 200)),
     "queue-next": ("get", (LOGIN, 404, 200, 200)),
+    "queue-desk": ("post", (LOGIN, 404, 200, 200)),  # no labels posted: the held items
+    "help": ("get", (LOGIN, 200, 200, 200)),  # the docs: any logged-in user
     "undo": ("post", (LOGIN, 404, 409, 409)),  # nothing to undo
     "label": ("post", (LOGIN, 404, 400, 400)),  # no value posted
     "skip": ("post", (LOGIN, 404, 409, 409)),  # not leased to them
@@ -39,6 +41,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "review": ("get", (LOGIN, 404, 403, 200)),  # reviewers and admins (tests/teams/test_review.py)
     "review-next": ("get", (LOGIN, 404, 403, 200)),
     "review-decide": ("post", (LOGIN, 404, 403, 400)),  # no value posted
+    "review-undo": ("post", (LOGIN, 404, 403, 409)),  # no decision to undo
     "console": ("get", (LOGIN, 404, 403, 200)),
     "console-params": ("get", (LOGIN, 404, 403, 200)),
     "planner": ("get", (LOGIN, 404, 403, 200)),
@@ -113,7 +116,7 @@ def world(db):
                                   value=project.classes[0], primary=False)  # an opinion: item unchanged
     review = Review.objects.create(project=project, item=item, reason=Review.Reason.DISAGREEMENT)
     kwargs = {"pk": project.pk, "item_pk": item.pk, "label_pk": theirs.pk, "job_pk": job.pk, "run_pk": run.pk,
-              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password", "fmt": "csv"}
+              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password", "fmt": "csv", "name": "budget"}
     return project, users, kwargs
 
 

@@ -14,7 +14,15 @@ from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import PlannerRun
 from annotator.labelling.projects.demo import create_demo
 from tests.support.app import member, text_project
-from tests.support.browser import SIZES, at_size, axe_violations, log_in, screenshot, wait_until
+from tests.support.browser import (
+    SIZES,
+    at_size,
+    axe_violations,
+    log_in,
+    screenshot,
+    wait_for_labels_sent,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -58,10 +66,10 @@ def test_no_serious_or_critical_axe_violation_on_any_page(live_server, axe_page,
             page.click("#recent-labels button")
             page.wait_for_selector("#queue-item .notice")
             found["queue-after-label"] = axe_violations(page)
-            # and while a key press is on its way ("saving…": the request held back)
-            page.route("**/label", lambda route: held.append(route))
+            # and while a key press is on its way ("sending 1 label…": the request held back)
+            page.route("**/desk", lambda route: held.append(route))
             page.keyboard.press("5")
-            page.wait_for_selector("#save-state.htmx-request")
+            wait_until(page, "() => document.getElementById('desk-state').textContent.includes('sending')")
             found["queue-saving"] = axe_violations(page)
             wait_until(page, "() => true")  # a turn of the event loop for the route handler
             for _ in range(250):
@@ -70,8 +78,8 @@ def test_no_serious_or_critical_axe_violation_on_any_page(live_server, axe_page,
                 page.wait_for_timeout(20)
             for route in held:
                 route.continue_()
-            wait_until(page, "() => !document.querySelector('#save-state.htmx-request')")
-            page.unroute("**/label")
+            page.unroute("**/desk")
+            wait_for_labels_sent(page)
             screenshot(page, f"pages/axe-queue-after-label-{size}")
     assert {name: v for name, v in found.items() if v} == {}
     # the check can fail: text too faint to read is a serious violation

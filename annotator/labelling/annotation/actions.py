@@ -63,8 +63,11 @@ LABELABLE = (Item.Status.QUEUED, Item.Status.LEASED, Item.Status.LABELLED, Item.
 LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires", "overlap_k", "n_opinions")
 
 
-def lease_next(project: Project, user: Any) -> Item | None:
+def lease_next(project: Project, user: Any, another: bool = False) -> Item | None:
     """Lease the oldest waiting item to ``user`` (or return their live lease); None if none waits.
+
+    ``another``: lease a further item even though ``user`` holds one (their open honeypot or a
+    live lease): the queue page's look-ahead (:mod:`.look_ahead`) holds a few at once.
 
     Two bounded queries, each reading ids only: the user's live lease, else the oldest waiting
     item they did not skip, locked (rows another transaction holds are skipped: SKIP LOCKED on
@@ -80,14 +83,15 @@ def lease_next(project: Project, user: Any) -> Item | None:
     # an overlapped item waits for the others once the user gave their opinion on it
     labelled_by = Exists(Label.objects.filter(item=OuterRef("pk"), annotator=user, undone_at__isnull=True))
     with transaction.atomic():
-        honeypot = open_honeypot(project, user)
+        honeypot = None if another else open_honeypot(project, user)
         if honeypot is not None:
             return honeypot
         pk, drawn = None, False
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
             items = Item.objects.filter(project=project)
-            pk = items.filter(leased_by_q(user, now)).values_list("pk", flat=True).first()
+            mine = items.filter(leased_by_q(user, now)).values_list("pk", flat=True)
+            pk = None if another else mine.first()
             if pk is not None:
                 break
             found = (items.select_for_update(skip_locked=True)

@@ -70,9 +70,7 @@ def planner_data(project: Project) -> tuple[sp.csr_matrix, Task, str]:
     """
     n_features = project.featurizer().n_features
     rows, source = _source(project)
-    if len(rows) < MIN_ITEMS:
-        raise ValueError(f"the planner needs at least {MIN_ITEMS} items with a gold label or a label; "
-                         f"this project has {len(rows)}")
+    _check_enough(len(rows))
     index = {str(c): k for k, c in enumerate(project.classes)}
     X = sp.vstack([sp.csr_matrix(decode(v, n_features)) for v, _ in rows], format="csr")
     codes = np.array([index[str(y)] for _, y in rows], dtype=np.int64)
@@ -87,9 +85,18 @@ def cost(project: Project, n_candidates: int, runs: int) -> tuple[int, int]:
     return items, items * n_candidates * runs
 
 
+def _check_enough(items: int) -> None:
+    """ValueError saying why when ``items`` labelled (or gold) items are too few to plan on."""
+    if items < MIN_ITEMS:
+        raise ValueError(f"the planner needs at least {MIN_ITEMS} items with a gold label or a label; "
+                         f"this project has {items}")
+
+
 def check_cost(project: Project, n_candidates: int, runs: int) -> int:
-    """The run's cost; ValueError saying why when it is above ``settings.PLANNER_MAX_COST``."""
+    """The run's cost; ValueError saying why when it is above ``settings.PLANNER_MAX_COST`` or
+    the project has too few labelled items (:data:`MIN_ITEMS`: the run would fail afterwards)."""
     items, total = cost(project, n_candidates, runs)
+    _check_enough(items)
     bound = django_settings.PLANNER_MAX_COST
     if total > bound:
         raise ValueError(f"this run would replay {items} items x {n_candidates} candidate(s) x {runs} "

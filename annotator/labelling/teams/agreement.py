@@ -139,3 +139,21 @@ def project_agreement(project: Project, labels: QuerySet[Label] | None = None) -
     return {"alpha": {"value": alpha.value, "n_items": alpha.n_items},
             "pairs": [{"annotators": list(pair), "kappa": k.value, "n_items": k.n_items}
                       for pair, k in pairwise_kappa(opinions).items()]}
+
+
+#: The usual reading of an agreement coefficient (kappa, alpha): Landis and Koch (1977), "The
+#: measurement of observer agreement for categorical data", Biometrics 33(1), table of p. 165:
+#: upper bounds of each band, below 0 is "poor".
+LANDIS_KOCH = ((0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"),
+               (1.0, "almost perfect"))
+
+
+def agreement_band(value: float | None) -> str:
+    """The Landis-Koch reading of an agreement coefficient in [-1, 1] (:data:`LANDIS_KOCH`);
+    "" for None (undefined)."""
+    if value is None:
+        return ""
+    if value < 0:
+        return "poor"
+    return next((name for bound, name in LANDIS_KOCH if value <= bound), "almost perfect")
+

@@ -1,6 +1,6 @@
 """The review queue (docs/teams.md "Review"): reviewers lease one open
-:class:`~.models.Review` at a time, oldest item first, and decide its class; the decision is
-final.
+:class:`~.models.Review` at a time, oldest item first, and decide its class; a reviewer may
+undo their latest decision (:func:`undo_decision`), which reopens the review for them.
 
 Reviews come from three sources: labels suspected wrong (:mod:`.suspects`), audits of
 auto-decisions (:mod:`.audit_sampling`, opened by the stream
@@ -97,13 +97,15 @@ def lease_review(project: Project, user: Any) -> Review | None:
         return None
 
 
-def opinions(review: Review) -> list[dict[str, Any]]:
+def opinions(review: Review, blind: bool = False) -> list[dict[str, Any]]:
     """Each annotator's standing label of the review's item, in label order: ``{"annotator",
-    "value", "created"}`` (what the reviewer sees next to the item)."""
+    "value", "created"}`` (what the reviewer sees next to the item). ``blind`` (the project's
+    ``blind_review``): "annotator 1", "annotator 2", ... in label order instead of the names."""
     rows = (Label.objects.filter(item_id=review.item_id, undone_at__isnull=True)
             .order_by("id").values_list("annotator__username", "value", "created"))
-    return [{"annotator": name or "(deleted user)", "value": value, "created": created}
-            for name, value, created in rows]
+    return [{"annotator": f"annotator {i}" if blind else (name or "(deleted user)"), "value": value,
+             "created": created}
+            for i, (name, value, created) in enumerate(rows, start=1)]
 
 
 def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
@@ -134,6 +136,31 @@ def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
         if review.reason in FINAL_REASONS:
             consensus.resolve(review.item, cls, by=user)
         return review
+
+
+def last_decision(project: Project, user: Any) -> Review | None:
+    """``user``'s latest standing review decision in ``project`` (what :func:`undo_decision`
+    would reopen), or None."""
+    return (Review.objects.filter(project=project, decided_by=user, decided_at__isnull=False)
+            .order_by("-decided_at", "-pk").first())
+
+
+def undo_decision(project: Project, user: Any) -> Review:
+    """Reopen ``user``'s latest decision (:func:`last_decision`) and lease the review back to
+    them: its value, who and when are cleared. An audit's decision never reached the learner, so
+    nothing else changes. A disagreement's decision stays the item's final label until the
+    reviewer decides it again (:func:`decide` then :func:`.consensus.resolve` it anew); a reviewer
+    who leaves it open leaves that label in place. ValueError when there is none to undo."""
+    with transaction.atomic():
+        review = last_decision(project, user)
+        if review is None:
+            raise ValueError("you have no review decision to undo in this project")
+        review = Review.objects.select_for_update().get(pk=review.pk)
+        review.value, review.decided_by, review.decided_at = None, None, None
+        review.lease_owner = user
+        review.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
+        review.save(update_fields=["value", "decided_by", "decided_at", "lease_owner", "lease_expires"])
+        return Review.objects.select_related("item").get(pk=review.pk)
 
 
 def review_rows(project: Project, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from annotator.labelling.projects.access import project_for
 from annotator.labelling.projects.creation import create_project
 from annotator.labelling.projects.settings_changes import change_settings, record
 from annotator.labelling.reporting.export import project_refit
+from annotator.labelling.reporting.summary import console_summary
 from annotator.labelling.worker import send
 from learners.features import measured_speed
 from learners.model_file import model_record
@@ -185,6 +186,7 @@ def _context(request: AppRequest, project: Project) -> dict[str, Any]:
         "members": project.memberships.select_related("user").order_by("user__username"),
         "changes": project.changes.select_related("user")[:50],
         "curl": curl_example(project, api_url),
+        "summary": console_summary(project),
     }
 
 

@@ -10,7 +10,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotator.labelling.models import Project
+from annotator.labelling.models import Item, Project
 from annotator.labelling.projects.access import is_project_admin, project_for, sees_dashboard
 from annotator.labelling.reporting.cost_view import ask_worker
 from annotator.labelling.reporting.dashboard import dashboard_data
@@ -44,7 +44,9 @@ def _context(request: AppRequest, project: Project) -> dict[str, Any]:
 @require_GET
 def dashboard(request: AppRequest, pk: int) -> HttpResponse:
     project = _dashboard_project(request, pk)
-    return render(request, "labelling/dashboard.html", _context(request, project))
+    context = _context(request, project)
+    context["no_items"] = not Item.objects.filter(project=project).exists()  # the empty state's link
+    return render(request, "labelling/dashboard.html", context)
 
 
 @login_required

@@ -33,7 +33,7 @@ from learners.budget import ADVANCE_HORIZON, REPAY_SPAN
 from learners.cold_start import MAX_DESCRIPTION, check_descriptions
 from learners.features import DEFAULT, KINDS, default_config, featurizer_names, make_featurizer
 from learners.params import Param
-from learners.uploads import FORMATS, accepts
+from learners.uploads import FORMATS, IngestError, accepts, check_start, formats_for
 from learners.uploads.input_rules import checked_text, parse_json
 
 #: the learner each task starts with (changed in the console)
@@ -214,6 +214,9 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
                          "0 = off; e.g. 0.05: 5% of the items the model decides alone go to the reviewers, "
                          "for the audit estimate on the dashboard (docs/teams.md)", low=0.0, high=1.0),
                    "audit rate of auto-decisions", kept_when_absent=True),
+    ProjectSetting(Param("blind_review", False, bool,
+                         "reviewers see each label without the name of who gave it (docs/teams.md)"),
+                   "blind review: hide annotator names from reviewers"),
     ProjectSetting(Param("honeypot_rate", 0.0, float,
                          "0 = off; e.g. 0.05: 5% of the items served to annotators are known-gold items, "
                          "not told which (annotator quality on the dashboard)", low=0.0, high=MAX_RATE),
@@ -296,9 +299,14 @@ def featurizer_choices(speed: Any) -> list[Any]:
 
 def featurizer_defaults() -> list[tuple[str, str, str]]:
     """``(kind, name, default options as the JSON the options field takes)`` of every featurizer."""
-    return [(kind, name, json.dumps({o: v for o, v in default_config(kind, name).items()
-                                     if o not in ("kind", "name", "version")}))
-            for kind in KINDS for name in featurizer_names(kind)]
+    return [(kind, name, shown_options(kind, name)) for kind in KINDS for name in featurizer_names(kind)]
+
+
+def shown_options(kind: str, name: str | None = None) -> str:
+    """The default options of featurizer ``name`` of ``kind`` (None: the kind's default) as the
+    JSON the options field takes (without ``kind``, ``name`` and ``version``)."""
+    config = default_config(kind, name)
+    return json.dumps({o: v for o, v in config.items() if o not in ("kind", "name", "version")})
 
 
 def parse_descriptions(text: str, classes: Sequence[Any]) -> dict[str, str]:
@@ -357,7 +365,7 @@ class NewProjectForm(AppForm):
 
     name = TextField("the project name", Project._meta.get_field("name").max_length, label="name")
     task = forms.ChoiceField(label="task", choices=[(t, t) for t in DEFAULT_ALGORITHM])
-    item_kind = forms.ChoiceField(label="item type", choices=[(k, k) for k in KINDS])
+    item_kind = forms.ChoiceField(label="item type", choices=[(k, k) for k in KINDS], initial="text")
     classes = TextField("the classes", label="classes",
                         widget=forms.TextInput(attrs={"placeholder": "ham, spam"}),
                               help_text="comma-separated; the order sets the shortcut keys (1, 2, ...); "
@@ -367,7 +375,9 @@ class NewProjectForm(AppForm):
                                                   "of machine (accuracy per featurizer: "
                                                   "benchmarks/FEATURIZERS.md)")
     featurizer = forms.CharField(label="featurizer options", required=False, widget=forms.TextInput(
-        attrs={"size": 60, "placeholder": '{"width": 28, "height": 28, "invert": true}'}),
+        attrs={"size": 60, "placeholder": shown_options("text"),
+               # static/labelling/new_project.js shows the chosen item type's default options here
+               "data-placeholders": json.dumps({k: shown_options(k) for k in KINDS})}),
         help_text="optional JSON object; blank = the featurizer's defaults (listed below)")
     class_descriptions = descriptions_field()
 
@@ -438,9 +448,16 @@ class NewProjectForm(AppForm):
 
 
 class UploadForm(AppForm):
-    """One file of an accepted format (``learners.uploads``), not empty, within the upload bound."""
+    """One file of an accepted format (``learners.uploads``), not empty, within the upload bound;
+    with a ``project``, a format its item kind takes whose first records parse
+    (:func:`learners.uploads.check_start`: a wrong header or kind is refused here, before the file
+    is stored and a worker imports it)."""
 
     file = forms.FileField(label="file", allow_empty_file=True)
+
+    def __init__(self, *args: Any, project: Project | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.project = project
 
     def clean_file(self) -> Any:
         f = self.cleaned_data["file"]
@@ -451,8 +468,13 @@ class UploadForm(AppForm):
             raise forms.ValidationError(f"{name}: the file is empty")
         if not accepts(name):
             suffix = Path(name).suffix.lower() or "(none)"
-            raise forms.ValidationError(f"{name}: unsupported file type {suffix!r}; "
-                                        f"use one of {FORMATS}")
+            raise forms.ValidationError(f"{name}: unsupported file type {suffix!r}; use one of "
+                                        f"{formats_for(self.project.item_kind) if self.project else FORMATS}")
+        if self.project is not None:
+            try:
+                check_start(self.project, name, f.file)
+            except IngestError as exc:
+                raise forms.ValidationError(f"{name}: {exc}") from None
         return f
 
 

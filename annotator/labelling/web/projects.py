@@ -28,10 +28,10 @@ from annotator.labelling.projects.access import (
 )
 from annotator.labelling.reporting import export
 from annotator.labelling.worker.send import import_upload
-from learners.uploads import FORMATS, GZIP, PARSERS
-from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST, iter_zip
-from learners.uploads.svmlight import FIRST_INDEX, iter_svmlight
-from learners.uploads.tabular import GOLD_KEYS, content_keys, iter_csv, iter_jsonl
+from learners.uploads import CHECKED_RECORDS, GZIP, formats_for, suffixes_for
+from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST
+from learners.uploads.svmlight import FIRST_INDEX
+from learners.uploads.tabular import GOLD_KEYS, content_keys
 
 from .forms import UploadForm
 from .request import AppRequest, image_type
@@ -64,16 +64,17 @@ def item_image(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
 def upload(request: AppRequest, pk: int) -> HttpResponse:
     """Project admins upload a file; a worker imports it (the page shows the job's progress)."""
     project = project_for(request.user, pk, admin=True)
-    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    form = (UploadForm(request.POST, request.FILES, project=project) if request.method == "POST"
+            else UploadForm(project=project))
     help_ = upload_help(project)
     suffixes = help_["suffixes"] + [s + help_["gzip"] for s in help_["suffixes"]]
     # set before validation: a bound field copies its help text when the errors are computed
     form.fields["file"].widget.attrs.update({"id": "upload-file", "accept": ",".join(suffixes)})
-    form.fields["file"].help_text = (f"Accepted here: {', '.join(help_['suffixes'])}, each also gzipped "
-                                     f"({help_['suffixes'][0]}{help_['gzip']}). The whole file is checked "
-                                     f"first; one bad row rejects it and names the line, and nothing "
-                                     f"is stored. An image that cannot be decoded stops the import "
-                                     f"there; the items before it are kept.")
+    form.fields["file"].help_text = (f"Accepted here: {formats_for(project.item_kind)}. Its first "
+                                     f"{CHECKED_RECORDS} records are checked on upload; then the whole "
+                                     f"file is checked first; one bad row rejects it and names the line, "
+                                     f"and nothing is stored. An image that cannot be decoded stops the "
+                                     f"import there; the items before it are kept.")
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
         with transaction.atomic():  # read by parts: never held whole
@@ -81,7 +82,7 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
             import_upload(job.pk)
         messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")
         return redirect("import-job", pk=project.pk, job_pk=job.pk)
-    context = {"project": project, "form": form, "formats": FORMATS, "help": help_,
+    context = {"project": project, "form": form, "formats": formats_for(project.item_kind), "help": help_,
                "jobs": project.imports.all()[:10]}
     return render(request, "labelling/upload.html", context, status=400 if form.errors else 200)
 
@@ -91,8 +92,7 @@ def upload_help(project: Project) -> dict[str, Any]:
     definitions (column names, archive layout, index base), with examples in its classes."""
     first, second = project.classes[:2]  # a project has two classes at least
     kind = project.item_kind
-    parsers = {"image": (iter_zip,), "vectors": (iter_svmlight,)}.get(kind, (iter_csv, iter_jsonl))
-    out: dict[str, Any] = {"kind": kind, "suffixes": [s for s, parse in PARSERS.items() if parse in parsers],
+    out: dict[str, Any] = {"kind": kind, "suffixes": suffixes_for(kind),
                            "gzip": GZIP, "gold_keys": GOLD_KEYS, "first": first, "second": second}
     if kind in ("text", "url"):
         key = content_keys(kind)[0]

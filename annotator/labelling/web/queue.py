@@ -10,6 +10,9 @@ Pages and actions (every one needs a member of the project):
   (listed beside the item); answers the current item's panel.
 * ``GET  projects/<pk>/next``        the "all caught up" panel polls this: the next item's
   panel when one waits, else 204 (htmx keeps the page as it is).
+* ``POST projects/<pk>/desk``        the instant queue (static/labelling/queue.js): stores the
+  labels typed since the page's last request, in order, and answers JSON with each one's
+  outcome and the panels of the items the page holds (:mod:`.look_ahead`).
 
 htmx requests (``HX-Request``) get the ``_queue_item.html`` panel (and, out of band, the list of
 my last labels beside it); plain form posts (no
@@ -18,13 +21,15 @@ JavaScript) are redirected to the queue page, so the page works without htmx too
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Count, Q
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
@@ -43,13 +48,14 @@ from annotator.labelling.annotation.actions import (
     undoable,
     undoable_label,
 )
+from annotator.labelling.annotation.look_ahead import HELD_ITEMS, MAX_BURST, lease_ahead, submit_burst
 from annotator.labelling.engine.queue_counts import waiting_count, why_idle
 from annotator.labelling.models import Item, Label, Project
 from annotator.labelling.projects.access import is_project_admin, may_review, project_for
 from annotator.labelling.teams.honeypots import holds_honeypot
 from annotator.labelling.worker import send
 
-from .request import AppRequest, class_buttons, item_display, polled_panel, refused_panel
+from .request import AppRequest, class_buttons, image_src, item_display, polled_panel, refused_panel
 
 
 def progress(project: Project, user: Any) -> dict[str, int]:
@@ -71,18 +77,25 @@ def _lease(project: Project, user: Any) -> Item | None:
 
 def recent_rows(project: Project, user: Any) -> list[dict[str, Any]]:
     """My last labels (:func:`.actions.recent_labels`) as the list beside the item shows them:
-    the label, its item's number and a short text of the item (image file name, URL or text,
-    vector size)."""
+    the label, its item's number, ``thumb`` (an image item's ``src``, else None) and ``about``
+    (the image file name, the whole text or URL, or the vector size; the page shows the start
+    of a long text and the rest on demand). Image data: one query for the list."""
+    labels = recent_labels(project, user)
+    data = dict(Item.objects.filter(pk__in=[lab.item_id for lab in labels if lab.item.filename])
+                .values_list("pk", "data"))
     rows = []
-    for lab in recent_labels(project, user):
-        item = lab.item
+    for lab in labels:
+        item, thumb = lab.item, None
         if item.filename:
             about = item.filename
+            if data.get(item.pk) is not None:
+                item.data = data[item.pk]
+                thumb = image_src(project, item)
         elif item.vector_pairs is not None:
             about = f"{len(item.vector_pairs)} non-zero features"
         else:
             about = item.text
-        rows.append({"label": lab, "seq": item.seq, "about": about})
+        rows.append({"label": lab, "seq": item.seq, "about": about, "thumb": thumb})
     return rows
 
 
@@ -222,6 +235,72 @@ def change(request: AppRequest, pk: int, label_pk: int) -> HttpResponse:
     seq = Item.objects.filter(pk=new.item_id).values_list("seq", flat=True).first()
     return _panel(request, project, _lease(project, request.user),
                   notice=f"Item {seq} is now labelled “{new.value}”.")
+
+
+def _burst(raw: str | None) -> list[tuple[int, Any]]:
+    """The ``labels`` field of a desk request: a JSON list of ``[item id, value]`` pairs (at most
+    :data:`.look_ahead.MAX_BURST`). Raises ValueError with a message for anything else."""
+    try:
+        pairs = json.loads(raw or "[]")
+    except json.JSONDecodeError:
+        raise ValueError("labels must be a JSON list of [item id, value] pairs") from None
+    if not isinstance(pairs, list) or len(pairs) > MAX_BURST:
+        raise ValueError(f"labels must be a JSON list of at most {MAX_BURST} [item id, value] pairs")
+    out = []
+    for pair in pairs:
+        if (not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], int)
+                or isinstance(pair[0], bool) or not isinstance(pair[1], (str, int))):
+            raise ValueError("each entry of labels must be an [item id, value] pair")
+        out.append((pair[0], pair[1]))
+    return out
+
+
+@never_cache
+@login_required
+@require_POST
+def desk(request: AppRequest, pk: int) -> HttpResponse:
+    """The instant queue's one request (see static/labelling/queue.js and docs/architecture.md,
+    "The instant queue"): store the posted ``labels`` in order (:func:`.look_ahead.submit_burst`),
+    lease up to :data:`.look_ahead.HELD_ITEMS` items, and answer JSON::
+
+        {"results": [{"item": id, "value": v, "ok": bool, "status": 200|400|404|409, "error": str}],
+         "items": [{"id": id, "seq": n, "html": "<section id=queue-item ...>"}],
+         "idle_html": panel when no item is held ("" otherwise), "can_undo": bool,
+         "recent_html": the "My last labels" list, "progress": {"today", "total", "waiting"}}
+
+    A malformed ``labels`` field is a 400 with ``{"error": ...}`` and stores nothing."""
+    project = project_for(request.user, pk)
+    try:
+        labels = _burst(request.POST.get("labels"))
+    except ValueError as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    outcomes = submit_burst(project, request.user, labels)
+    stored = [o.label for o in outcomes if o.label is not None]
+    if any(needs_pipeline(lab) for lab in stored):  # apply_labels tops the queue up too
+        send.labels_changed(project.pk)
+    held = lease_ahead(project, request.user, HELD_ITEMS)
+    send.top_up_if_low(project)
+    can_undo = undoable_label(project, request.user) is not None
+    # the held panels carry the undo button: the page shows the next one after a label, when
+    # there is one to undo; it takes the button out while there is none ("can_undo")
+    base = {"project": project, "buttons": class_buttons(project), "error": "", "notice": "",
+            "progress": progress(project, request.user), "can_undo": True, "saved": None,
+            "recent_oob": False, "recent": recent_rows(project, request.user), "recent_max": RECENT_LABELS}
+    items = [{"id": item.pk, "seq": item.seq,
+              "html": render_to_string("labelling/_queue_item.html",
+                                       {**base, "item": item, **item_display(project, item)}, request)}
+             for item in held]
+    idle_html = "" if held else render_to_string(
+        "labelling/_queue_item.html",
+        {**base, "item": None, **item_display(project, None), "idle": why_idle(project),
+         "can_upload": is_project_admin(request.user, project)}, request)
+    return JsonResponse({
+        "results": [{"item": o.item_id, "value": o.value, "ok": o.label is not None, "status": o.status,
+                     "error": o.error} for o in outcomes],
+        "items": items, "idle_html": idle_html, "can_undo": can_undo,
+        "recent_html": render_to_string("labelling/_recent_labels.html", base, request),
+        "progress": base["progress"],
+    })
 
 
 def _refuse(request: AppRequest, project: Project, message: str, status: int) -> HttpResponse:

@@ -54,8 +54,8 @@ def image_type(filename: str) -> str:
 
 
 #: Shortcut keys of the class buttons, in class order: digits first, then letters other than
-#: s (skip) and u (undo).
-CLASS_KEYS = "1234567890abcdefghijklmnopqrtvwxyz"
+#: s (skip), u (undo) and h (into "My last labels", static/labelling/queue.js).
+CLASS_KEYS = "1234567890abcdefgijklmnopqrtvwxyz"
 
 
 #: images up to this size are inlined in the panel (data: URI) to save the browser a request

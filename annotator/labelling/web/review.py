@@ -1,9 +1,13 @@
 """The review queue (docs/teams.md, "Review"): one item at a time, decided with a key press,
-swapped by htmx, like the annotator's queue (same item rendering and the same ``queue.js``).
+swapped by htmx, like the annotator's queue (same item rendering; ``static/labelling/review.js``
+for its keys).
 
 * ``GET  projects/<pk>/review/``                    the page (leases the next review).
 * ``GET  projects/<pk>/review/next``                polled while nothing waits: the next panel, or 204.
 * ``POST projects/<pk>/reviews/<review>/decide``    store the final ``value``; answers the next panel.
+* ``POST projects/<pk>/review/undo``                reopen my latest decision; answers its panel.
+
+With the project's ``blind_review`` the panel names the annotators "annotator 1", "annotator 2", ...
 
 Staff and the project's reviewers and admins only (403 for annotators, 404/403 outside their
 projects, :func:`.access.may_review`). Refused decisions: a review leased to another reviewer or
@@ -26,9 +30,11 @@ from annotator.labelling.teams.reviews import (
     FINAL_REASONS,
     AlreadyDecidedError,
     decide,
+    last_decision,
     lease_review,
     opinions,
     review_counts,
+    undo_decision,
 )
 from annotator.labelling.worker import send
 
@@ -49,7 +55,8 @@ def _panel(request: AppRequest, project: Project, review: Review | None, error: 
     item = review.item if review is not None else None
     context = {
         "project": project, "review": review, "item": item, "buttons": class_buttons(project),
-        "opinions": opinions(review) if review is not None else [],
+        "opinions": opinions(review, blind=project.blind_review) if review is not None else [],
+        "can_undo": last_decision(project, request.user) is not None,
         "audit": review is not None and review.reason == Review.Reason.AUDIT,
         "counts": review_counts(project), "error": error, "saved": saved,
         "sees_dashboard": not request.htmx and sees_dashboard(request.user, project),  # the page's link
@@ -95,6 +102,21 @@ def review_decide(request: AppRequest, pk: int, review_pk: int) -> HttpResponse:
     if not request.htmx:
         return redirect("review", pk=project.pk)
     return _panel(request, project, lease_review(project, request.user), saved=done.value)
+
+
+@login_required
+@require_POST
+def review_undo(request: AppRequest, pk: int) -> HttpResponse:
+    """Reopen my latest review decision (:func:`.reviews.undo_decision`) and show it again; 409
+    when there is none."""
+    project = _review_project(request, pk)
+    try:
+        review = undo_decision(project, request.user)
+    except ValueError as exc:
+        return _refuse(request, project, str(exc), 409)
+    if not request.htmx:
+        return redirect("review", pk=project.pk)
+    return _panel(request, project, review)
 
 
 def _refuse(request: AppRequest, project: Project, message: str, status: int) -> HttpResponse:
