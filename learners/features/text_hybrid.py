@@ -67,10 +67,12 @@ def _weight(block: str, default: float) -> Param:
                  low=0.0, high=10.0)
 
 
-def _options(char_weight: float, word_weight: float) -> tuple[Param, ...]:
-    """The options of the hybrid featurizers, with the given default block weights."""
+def hybrid_options(char_weight: float, word_weight: float, max_tokens: Param = MAX_TOKENS,
+                   norm: float = 2.0) -> tuple[Param, ...]:
+    """The options of the hybrid featurizers, with the given default block weights, row norm and
+    the embedding's token limit."""
     return (
-        MAX_TOKENS,
+        max_tokens,
         Param("char_max", 4, int, "longest character n-gram (n-grams of 1 to char_max "
               "characters inside word boundaries)", low=1, high=8),
         Param("n_features", 2**18, int, "hashed columns of the char block and of the word block "
@@ -78,7 +80,7 @@ def _options(char_weight: float, word_weight: float) -> tuple[Param, ...]:
         _weight("embedding", 1.0),
         _weight("char", char_weight),
         _weight("word", word_weight),
-        Param("norm", 2.0, float, "L2 norm of a row whose weighted blocks are all non-empty "
+        Param("norm", norm, float, "L2 norm of a row whose weighted blocks are all non-empty "
               "(before the intercept column)", low=0.0, high=100.0, low_open=True),
         INTERCEPT,
     )
@@ -91,11 +93,13 @@ class HybridTextFeaturizer(BaseFeaturizer):
     kind = "text"
     name = "minilm-ngrams"
     version = 1
-    options = _options(char_weight=0.0, word_weight=1.0)
+    options = hybrid_options(char_weight=0.0, word_weight=1.0)
     #: a new project's word weight and row norm, for both names (module docstring); stored
     #: configs keep theirs
     new_project: ClassVar[dict[str, Any]] = {"intercept": NEW_PROJECT_INTERCEPT, "word_weight": 1.5,
                                              "norm": 1.5}
+    #: columns of the embedding block
+    dim: ClassVar[int] = DIM
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -112,18 +116,26 @@ class HybridTextFeaturizer(BaseFeaturizer):
                                        ngram_range=(1, config["char_max"]), lowercase=True,
                                        alternate_sign=False, norm=None, dtype=np.float64)
         self._word = word_vectorizer(hashed)
-        self.n_features = DIM + 2 * hashed + self.intercept_columns()
-        model_dir()  # a missing or wrong model package is reported when the featurizer is built
+        self.n_features = self.dim + 2 * hashed + self.intercept_columns()
+        self.check_model()  # a missing or wrong model package is reported when the featurizer is built
+
+    def check_model(self) -> None:
+        """FeatureError when the package carrying the embedding's weights is missing or another version."""
+        model_dir()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-norm embeddings ``(len(texts), dim)`` of ``texts`` (the first block, before its weight)."""
+        return encoder().embed(texts, self.max_tokens)
 
     def _parse(self, raw: Any) -> str:
         return decode_utf8(raw, "text")
 
     def _rows(self, parsed: Sequence[str]) -> sp.csr_matrix:
-        return self._blocks(encoder().embed(parsed, self.max_tokens), parsed)
+        return self._blocks(self.embed(parsed), parsed)
 
     def combine(self, embedded: np.ndarray, texts: Sequence[str]) -> sp.csr_matrix:
-        """The rows :meth:`transform` gives ``texts``, from their unit-norm MiniLM embeddings
-        ``embedded`` (len(texts), 384) computed elsewhere (e.g. by the ``minilm`` featurizer at
+        """The rows :meth:`transform` gives ``texts``, from their unit-norm embeddings
+        ``embedded`` (len(texts), :attr:`dim`) computed elsewhere (e.g. by the ``minilm`` featurizer at
         the same ``max_tokens``): lets a benchmark compare configs without embedding again."""
         return self._finish(self._blocks(embedded, texts), len(texts))
 
@@ -141,7 +153,7 @@ class ShortTextFeaturizer(HybridTextFeaturizer):
     """``minilm-chars``: the same rows with char n-grams on by default (module docstring)."""
 
     name = "minilm-chars"
-    options = _options(char_weight=1.0, word_weight=0.5)
+    options = hybrid_options(char_weight=1.0, word_weight=0.5)
 
 
 FEATURIZER = HybridTextFeaturizer
