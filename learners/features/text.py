@@ -34,17 +34,25 @@ smaller ``n_features`` for learners with full d x d matrices.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.preprocessing import normalize
 
 from ..params import Param
 from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, ROW_NORM, BaseFeaturizer, decode_utf8, scale_rows
+from .word_hashing import TOKEN_PATTERN, WordHasher, l2_rows
 
-TOKEN_PATTERN = r"(?u)\b\w+\b"
+__all__ = ["TOKEN_PATTERN", "Counter", "TextFeaturizer", "sublinear_l2", "word_vectorizer"]
+
+
+class Counter(Protocol):
+    """Hashed n-gram counts of texts: :class:`.word_hashing.WordHasher` or a scikit-learn
+    ``HashingVectorizer`` (the character n-grams of ``minilm-chars``)."""
+
+    n_features: int
+
+    def transform(self, texts: Sequence[str]) -> sp.spmatrix: ...
 
 
 class TextFeaturizer(BaseFeaturizer):
@@ -79,13 +87,13 @@ class TextFeaturizer(BaseFeaturizer):
         return scale_rows(sublinear_l2(self._vectorizer, parsed), self.norm)
 
 
-def word_vectorizer(n_features: int, lowercase: bool = True) -> HashingVectorizer:
-    """Hashed word unigram + bigram counts (steps 1-2 of the module docstring)."""
-    return HashingVectorizer(n_features=n_features, ngram_range=(1, 2), token_pattern=TOKEN_PATTERN,
-                             lowercase=lowercase, alternate_sign=False, norm=None, dtype=np.float64)
+def word_vectorizer(n_features: int, lowercase: bool = True) -> WordHasher:
+    """Hashed word unigram + bigram counts (steps 1-2 of the module docstring): scikit-learn's
+    ``HashingVectorizer`` numbers, without importing scikit-learn (:mod:`.word_hashing`)."""
+    return WordHasher(n_features, lowercase)
 
 
-def sublinear_l2(vectorizer: HashingVectorizer, texts: Sequence[str]) -> sp.csr_matrix:
+def sublinear_l2(vectorizer: Counter, texts: Sequence[str]) -> sp.csr_matrix:
     """``vectorizer``'s counts of ``texts`` as ``1 + log(tf)``, each row of unit L2 norm (steps
     3-4 of the module docstring; an empty row stays zero). ``vectorizer`` must count without
     alternating signs, so every stored count is >= 1."""
@@ -93,7 +101,7 @@ def sublinear_l2(vectorizer: HashingVectorizer, texts: Sequence[str]) -> sp.csr_
     X.sum_duplicates()
     np.log(X.data, out=X.data)  # counts are >= 1 (no alternating signs): 1 + log(tf) >= 1
     X.data += 1.0
-    return normalize(X, norm="l2", copy=False)
+    return l2_rows(X)  # scikit-learn's normalize(X, norm="l2"), bit for bit
 
 
 FEATURIZER = TextFeaturizer

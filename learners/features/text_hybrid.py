@@ -53,12 +53,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer
 
 from ..params import Param
 from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, BaseFeaturizer, decode_utf8, empty_rows
 from .embedding import DIM, MAX_TOKENS, encoder, model_dir
-from .text import sublinear_l2, word_vectorizer
+from .text import Counter, sublinear_l2, word_vectorizer
 
 
 def _weight(block: str, default: float) -> Param:
@@ -84,6 +83,16 @@ def hybrid_options(char_weight: float, word_weight: float, max_tokens: Param = M
               "(before the intercept column)", low=0.0, high=100.0, low_open=True),
         INTERCEPT,
     )
+
+
+def char_vectorizer(n_features: int, char_max: int) -> Counter:
+    """Hashed character 1- to ``char_max``-grams inside word boundaries (block 2 of the module
+    docstring). scikit-learn is imported here, by the featurizers whose char block is on only
+    (its import costs ~150 MB per process, docs/performance.md)."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(n_features=n_features, analyzer="char_wb", ngram_range=(1, char_max),
+                             lowercase=True, alternate_sign=False, norm=None, dtype=np.float64)
 
 
 class HybridTextFeaturizer(BaseFeaturizer):
@@ -112,9 +121,7 @@ class HybridTextFeaturizer(BaseFeaturizer):
         self._weights = weights * self._scale
         self.max_tokens: int = config["max_tokens"]
         hashed: int = config["n_features"]
-        self._char = HashingVectorizer(n_features=hashed, analyzer="char_wb",
-                                       ngram_range=(1, config["char_max"]), lowercase=True,
-                                       alternate_sign=False, norm=None, dtype=np.float64)
+        self._char = char_vectorizer(hashed, config["char_max"]) if weights[1] > 0 else None
         self._word = word_vectorizer(hashed)
         self.n_features = self.dim + 2 * hashed + self.intercept_columns()
         self.check_model()  # a missing or wrong model package is reported when the featurizer is built
@@ -142,10 +149,11 @@ class HybridTextFeaturizer(BaseFeaturizer):
     def _blocks(self, embedded: np.ndarray, texts: Sequence[str]) -> sp.csr_matrix:
         w_embedding, w_char, w_word = self._weights
         blocks = [sp.csr_matrix(np.asarray(embedded, dtype=np.float64) * w_embedding)]
+        hashed = self._word.n_features
         for vectorizer, weight in ((self._char, w_char), (self._word, w_word)):
             # a block of weight 0 is all zeros: not counted at all (minilm-ngrams' char block)
-            blocks.append(sublinear_l2(vectorizer, texts) * weight if weight > 0
-                          else empty_rows(len(texts), vectorizer.n_features))
+            blocks.append(sublinear_l2(vectorizer, texts) * weight if vectorizer is not None and weight > 0
+                          else empty_rows(len(texts), hashed))
         return sp.hstack(blocks, format="csr")
 
 
