@@ -6,8 +6,9 @@ byte otherwise). For each text:
 1. tokens are runs of word characters (``(?u)\\b\\w+\\b``), lowercased when ``lowercase``;
    unlike scikit-learn's default pattern, one-character tokens are kept (``u``, ``2``, ``£``
    is dropped but ``5`` is kept), because short SMS-style texts depend on them;
-2. unigrams and bigrams are hashed with scikit-learn's ``HashingVectorizer`` (signed 32-bit
-   MurmurHash3, so identical across processes and machines) into ``n_features`` columns,
+2. unigrams and bigrams are hashed as scikit-learn's ``HashingVectorizer`` hashes them (signed
+   32-bit MurmurHash3, so identical across processes and machines; :mod:`.word_hashing`, which
+   does it without importing scikit-learn) into ``n_features`` columns,
    without alternating signs, giving counts ``tf``;
 3. each count becomes ``1 + log(tf)`` (sublinear tf, as ``TfidfVectorizer(sublinear_tf=True)``);
 4. the row is scaled to L2 norm ``norm``, then the intercept column is appended (option
