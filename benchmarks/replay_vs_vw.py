@@ -213,7 +213,8 @@ def whole_processes(repeats: int, delta: float, mellowness: float) -> dict[str, 
     data = [a for f in FILES for a in ("--data", str(f))]
     commands = {
         "python -m learners.replay (paa-i)": [
-            sys.executable, "-m", "learners.replay", *data, "--algo", "paa-i", "--delta", repr(delta), "--quiet"],
+            sys.executable, "-m", "learners.replay", *data, "--algo", "paa-i", "--delta", repr(delta),
+            "--quiet"],
         "python -m vowpalwabbit --active": [
             sys.executable, "-m", "vowpalwabbit", "--active", "--simulation", "--binary",
             "--mellowness", repr(mellowness), "-d", vw_file, "--quiet"],
