@@ -9,7 +9,8 @@ One real Celery worker (``celery -A annotator worker --concurrency C``, both que
 a throw-away PostgreSQL database with a Redis broker. Per case a fresh running project (binary,
 D-ADA with a 10% label budget, look-ahead N: nobody labels, so every item is decided): a file of
 N items is stored as the upload view stores it (:func:`annotator.labelling.ingest.new_job`)
-and its import is sent to the worker (:func:`annotator.labelling.worker.send.import_upload`); from the moment the upload starts, the
+and its import is sent to the worker (:func:`annotator.labelling.worker.send.import_upload`);
+from the moment the upload starts, the
 script polls the database for the first queued item and for the end (import done, no pending
 item). Cases: a text project with each ``--featurizers`` (SMS texts cycled, a CSV with a label
 column) and a vectors project (a8a's LIBSVM lines cycled, 123 features). Worker peak RSS: the
