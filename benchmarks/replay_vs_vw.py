@@ -20,6 +20,14 @@ Ours uses the compiled LIBSVM reader and replay loop (``Learner.compiled_loop``)
 machine code on disk, so the repeats measure the steady state. The script also times the first
 replay in a fresh interpreter, with that cache and with an empty one (compilation included).
 
+Whole processes (``--whole-process``, also run at the end of a full run): the command a user
+types, timed from ``exec`` to exit with its peak resident memory (GNU ``time``):
+``python -m learners.replay --data a8a.gz --data a8a.t.gz --algo paa-i --delta D --quiet``
+beside ``python -m vowpalwabbit --active --simulation --binary --mellowness M -d a8a.vw --quiet``
+(the PyPI package's command line: VW's own C++ parser and learner; the file is converted to
+VW's text format beforehand, untimed). Medians of ``--repeats`` runs of each, numba's disk cache
+warm (one untimed run first), with the machine's load average printed beside them.
+
 Prints medians of ``--repeats`` runs and the ratios of items/s; the last line is
 ``paa-i/vw=<ratio> d-ada/vw=<ratio>`` (``n/a`` for a learner that is not registered).
 """
@@ -182,11 +190,67 @@ def fresh_process_seconds(algo: str, params: dict, cold: bool) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def _run_measured(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MiB) of ``cmd`` as a whole process (output discarded).
+
+    Measured by GNU time (Debian's ``time`` package): a child forked from this large process
+    would report this process's peak as its own (Linux keeps the high-water mark across exec).
+    """
+    import subprocess
+
+    with tempfile.NamedTemporaryFile("r") as report:
+        subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", report.name, *cmd], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall, kib = report.read().split()[-2:]
+    return float(wall), float(kib) / 1024
+
+
+def whole_processes(repeats: int, delta: float, mellowness: float) -> dict[str, tuple[float, float]]:
+    """Median (wall s, peak MiB) of our replay CLI and VW's CLI on a8a (module docstring)."""
+    fd, vw_file = tempfile.mkstemp(suffix=".vw")
+    with os.fdopen(fd, "wb") as fh:
+        fh.writelines(vw_lines())
+    data = [a for f in FILES for a in ("--data", str(f))]
+    commands = {
+        "python -m learners.replay (paa-i)": [
+            sys.executable, "-m", "learners.replay", *data, "--algo", "paa-i", "--delta", repr(delta),
+            "--quiet"],
+        "python -m vowpalwabbit --active": [
+            sys.executable, "-m", "vowpalwabbit", "--active", "--simulation", "--binary",
+            "--mellowness", repr(mellowness), "-d", vw_file, "--quiet"],
+    }
+    try:
+        out = {}
+        for name, cmd in commands.items():
+            _run_measured(cmd)  # untimed: fills numba's disk cache and the page cache
+            runs = [_run_measured(cmd) for _ in range(repeats)]
+            out[name] = (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+        return out
+    finally:
+        os.remove(vw_file)
+
+
+def print_whole(figures: dict[str, tuple[float, float]], repeats: int) -> None:
+    print(f"whole processes, median of {repeats}, load average {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} cores:")
+    for name, (wall, rss) in figures.items():
+        print(f"  {name:<36} {wall:7.3f} s {rss:7.1f} MiB")
+    (ours_s, ours_m), (vw_s, vw_m) = figures.values()
+    print(f"replay/vw wall={ours_s / vw_s:.2f}x peak={ours_m / vw_m:.2f}x")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--ratio", type=float, default=0.1)
+    p.add_argument("--whole-process", action="store_true",
+                   help="only the whole-process comparison (paa-i against VW's command line)")
     args = p.parse_args()
+    if args.whole_process:
+        delta = calibrate_ours("paa-i", args.ratio)["delta"]
+        mellow = bisect_log(vw_run, args.ratio, 1e-6, 1.0, increasing=True)
+        print_whole(whole_processes(args.repeats, delta, mellow), args.repeats)
+        return
     n = 32561
     rows: dict[str, dict] = {}
     algos = [a for a in ("paa-i", "d-ada") if a in learners.REGISTRY]
@@ -223,6 +287,8 @@ def main() -> None:
         warm, cold = (fresh_process_seconds(a, params[a], cold) for cold in (False, True))
         print(f"{a}: first replay in a fresh process {warm:.3f} s with numba's disk cache "
               f"({vw_s / warm:.2f}x VW's median), {cold:.2f} s with an empty cache (compilation)")
+    if "paa-i" in params:
+        print_whole(whole_processes(args.repeats, params["paa-i"]["delta"], mellow), args.repeats)
     print(f"paa-i/vw={ratio['paa-i']} d-ada/vw={ratio['d-ada']}")
 
 

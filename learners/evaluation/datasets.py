@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy.io
 import scipy.sparse as sp
 
 FORMATS = ("libsvm", "csv", "mat")
@@ -125,13 +124,13 @@ def class_values(y: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------- LIBSVM
 def _load_libsvm(paths: list[Path], n_features: int | None) -> tuple[sp.csr_matrix, np.ndarray]:
     """The compiled reader when the files fit its fast path (same numbers), else scikit-learn's."""
-    from sklearn.datasets import load_svmlight_files
-
     from .libsvm import read_libsvm
 
     fast = read_libsvm(paths, n_features)
     if fast is not None:
         return fast
+    # imported only off the fast path: scikit-learn costs ~1 s and ~120 MiB (docs/performance.md)
+    from sklearn.datasets import load_svmlight_files
 
     try:
         out = load_svmlight_files([str(p) for p in paths], n_features=n_features, dtype=np.float64)
@@ -226,6 +225,8 @@ def _label_index(path: Path, label_column: str | int | None, header: list[str] |
 
 # ------------------------------------------------------------------------------- MAT
 def _load_mat(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
+    import scipy.io  # only MATLAB files need it (lazy: the replay's start, docs/performance.md)
+
     try:
         if path.name.lower().endswith(".gz"):
             with gzip.open(path, "rb") as fh:

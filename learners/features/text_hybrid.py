@@ -53,12 +53,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer
 
 from ..params import Param
 from .base import INTERCEPT, NEW_PROJECT_INTERCEPT, BaseFeaturizer, decode_utf8, empty_rows
 from .embedding import DIM, MAX_TOKENS, encoder, model_dir
-from .text import sublinear_l2, word_vectorizer
+from .text import Counter, sublinear_l2, word_vectorizer
 
 
 def _weight(block: str, default: float) -> Param:
@@ -67,10 +66,12 @@ def _weight(block: str, default: float) -> Param:
                  low=0.0, high=10.0)
 
 
-def _options(char_weight: float, word_weight: float) -> tuple[Param, ...]:
-    """The options of the hybrid featurizers, with the given default block weights."""
+def hybrid_options(char_weight: float, word_weight: float, max_tokens: Param = MAX_TOKENS,
+                   norm: float = 2.0) -> tuple[Param, ...]:
+    """The options of the hybrid featurizers, with the given default block weights, row norm and
+    the embedding's token limit."""
     return (
-        MAX_TOKENS,
+        max_tokens,
         Param("char_max", 4, int, "longest character n-gram (n-grams of 1 to char_max "
               "characters inside word boundaries)", low=1, high=8),
         Param("n_features", 2**18, int, "hashed columns of the char block and of the word block "
@@ -78,10 +79,20 @@ def _options(char_weight: float, word_weight: float) -> tuple[Param, ...]:
         _weight("embedding", 1.0),
         _weight("char", char_weight),
         _weight("word", word_weight),
-        Param("norm", 2.0, float, "L2 norm of a row whose weighted blocks are all non-empty "
+        Param("norm", norm, float, "L2 norm of a row whose weighted blocks are all non-empty "
               "(before the intercept column)", low=0.0, high=100.0, low_open=True),
         INTERCEPT,
     )
+
+
+def char_vectorizer(n_features: int, char_max: int) -> Counter:
+    """Hashed character 1- to ``char_max``-grams inside word boundaries (block 2 of the module
+    docstring). scikit-learn is imported here, by the featurizers whose char block is on only
+    (its import costs ~150 MB per process, docs/performance.md)."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(n_features=n_features, analyzer="char_wb", ngram_range=(1, char_max),
+                             lowercase=True, alternate_sign=False, norm=None, dtype=np.float64)
 
 
 class HybridTextFeaturizer(BaseFeaturizer):
@@ -91,11 +102,13 @@ class HybridTextFeaturizer(BaseFeaturizer):
     kind = "text"
     name = "minilm-ngrams"
     version = 1
-    options = _options(char_weight=0.0, word_weight=1.0)
+    options = hybrid_options(char_weight=0.0, word_weight=1.0)
     #: a new project's word weight and row norm, for both names (module docstring); stored
     #: configs keep theirs
     new_project: ClassVar[dict[str, Any]] = {"intercept": NEW_PROJECT_INTERCEPT, "word_weight": 1.5,
                                              "norm": 1.5}
+    #: columns of the embedding block
+    dim: ClassVar[int] = DIM
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -108,32 +121,39 @@ class HybridTextFeaturizer(BaseFeaturizer):
         self._weights = weights * self._scale
         self.max_tokens: int = config["max_tokens"]
         hashed: int = config["n_features"]
-        self._char = HashingVectorizer(n_features=hashed, analyzer="char_wb",
-                                       ngram_range=(1, config["char_max"]), lowercase=True,
-                                       alternate_sign=False, norm=None, dtype=np.float64)
+        self._char = char_vectorizer(hashed, config["char_max"]) if weights[1] > 0 else None
         self._word = word_vectorizer(hashed)
-        self.n_features = DIM + 2 * hashed + self.intercept_columns()
-        model_dir()  # a missing or wrong model package is reported when the featurizer is built
+        self.n_features = self.dim + 2 * hashed + self.intercept_columns()
+        self.check_model()  # a missing or wrong model package is reported when the featurizer is built
+
+    def check_model(self) -> None:
+        """FeatureError when the package carrying the embedding's weights is missing or another version."""
+        model_dir()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-norm embeddings ``(len(texts), dim)`` of ``texts`` (the first block, before its weight)."""
+        return encoder().embed(texts, self.max_tokens)
 
     def _parse(self, raw: Any) -> str:
         return decode_utf8(raw, "text")
 
     def _rows(self, parsed: Sequence[str]) -> sp.csr_matrix:
-        return self._blocks(encoder().embed(parsed, self.max_tokens), parsed)
+        return self._blocks(self.embed(parsed), parsed)
 
     def combine(self, embedded: np.ndarray, texts: Sequence[str]) -> sp.csr_matrix:
-        """The rows :meth:`transform` gives ``texts``, from their unit-norm MiniLM embeddings
-        ``embedded`` (len(texts), 384) computed elsewhere (e.g. by the ``minilm`` featurizer at
+        """The rows :meth:`transform` gives ``texts``, from their unit-norm embeddings
+        ``embedded`` (len(texts), :attr:`dim`) computed elsewhere (e.g. by the ``minilm`` featurizer at
         the same ``max_tokens``): lets a benchmark compare configs without embedding again."""
         return self._finish(self._blocks(embedded, texts), len(texts))
 
     def _blocks(self, embedded: np.ndarray, texts: Sequence[str]) -> sp.csr_matrix:
         w_embedding, w_char, w_word = self._weights
         blocks = [sp.csr_matrix(np.asarray(embedded, dtype=np.float64) * w_embedding)]
+        hashed = self._word.n_features
         for vectorizer, weight in ((self._char, w_char), (self._word, w_word)):
             # a block of weight 0 is all zeros: not counted at all (minilm-ngrams' char block)
-            blocks.append(sublinear_l2(vectorizer, texts) * weight if weight > 0
-                          else empty_rows(len(texts), vectorizer.n_features))
+            blocks.append(sublinear_l2(vectorizer, texts) * weight if vectorizer is not None and weight > 0
+                          else empty_rows(len(texts), hashed))
         return sp.hstack(blocks, format="csr")
 
 
@@ -141,7 +161,7 @@ class ShortTextFeaturizer(HybridTextFeaturizer):
     """``minilm-chars``: the same rows with char n-grams on by default (module docstring)."""
 
     name = "minilm-chars"
-    options = _options(char_weight=1.0, word_weight=0.5)
+    options = hybrid_options(char_weight=1.0, word_weight=0.5)
 
 
 FEATURIZER = HybridTextFeaturizer

@@ -40,8 +40,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction import FeatureHasher
-from sklearn.preprocessing import normalize
 
 from ..params import Param
 from .base import BaseFeaturizer, FeatureError, decode_utf8
@@ -144,6 +142,10 @@ class UrlFeaturizer(BaseFeaturizer):
         config = self.config()
         self.n_features = config["n_features"]
         self.lowercase: bool = config["lowercase"]
+        # scikit-learn is imported by the featurizer, not with the module: the web pages import
+        # split_url, and every worker paid ~2 s and ~270 MiB for it (docs/performance.md)
+        from sklearn.feature_extraction import FeatureHasher
+
         self._hasher = FeatureHasher(n_features=self.n_features - len(COUNT_NAMES),
                                      input_type="string", alternate_sign=False, dtype=np.float64)
 
@@ -163,6 +165,8 @@ class UrlFeaturizer(BaseFeaturizer):
 
     def _rows(self, parsed: Sequence[tuple[list[str], list[float]]]) -> sp.csr_matrix:
         counts = sp.csr_matrix(np.array([c for _, c in parsed], dtype=np.float64))
+        from sklearn.preprocessing import normalize
+
         tokens = self._hasher.transform([t for t, _ in parsed])
         return normalize(sp.hstack([counts, tokens], format="csr"), norm="l2", copy=False)
 

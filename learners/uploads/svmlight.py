@@ -15,7 +15,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 
 from .lines import binary_lines
 from .records import IngestError, Record, Target, gold_of
@@ -27,6 +26,10 @@ BLOCK_LINES = 1000
 
 
 def _load(data: bytes, n_features: int | None) -> tuple[Any, np.ndarray]:
+    # imported here: scikit-learn costs ~1 s and ~120 MiB, paid only when a LIBSVM upload is read
+    # (not by every worker's start or by ``python -m learners.replay``, docs/performance.md)
+    from sklearn.datasets import load_svmlight_file
+
     return load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=FIRST_INDEX == 0,
                               dtype=np.float64)
 

@@ -161,7 +161,8 @@ def test_another_model_package_version_is_refused(monkeypatch):
 
 
 def test_registry_names_defaults_and_legacy_configs():
-    assert featurizer_names("text") == ["hashed-ngrams", "minilm", "minilm-ngrams", "minilm-chars"]
+    assert featurizer_names("text") == ["hashed-ngrams", "minilm", "minilm-ngrams", "minilm-chars",
+                                       "wordllama-ngrams"]
     # a new text project's: benchmarks/TEXT_FEATURES.md
     assert DEFAULT["text"] == "minilm-ngrams" and default_config("text")["name"] == "minilm-ngrams"
     # a config stored before featurizers had names keeps its featurizer

@@ -116,7 +116,8 @@ def world(db):
                                   value=project.classes[0], primary=False)  # an opinion: item unchanged
     review = Review.objects.create(project=project, item=item, reason=Review.Reason.DISAGREEMENT)
     kwargs = {"pk": project.pk, "item_pk": item.pk, "label_pk": theirs.pk, "job_pk": job.pk, "run_pk": run.pk,
-              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password", "fmt": "csv", "name": "budget"}
+              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password", "fmt": "csv",
+              "name": "budget"}
     return project, users, kwargs
 
 

@@ -30,6 +30,7 @@ from .learner_state import Locked
 from .queue_counts import fresh_count, look_ahead
 from .running_totals import record_decisions
 from .stored_vectors import decode_row
+from .table_stats import after_commit
 
 #: Most items loaded per database round trip while deciding (the first batch is the free places).
 BATCH = 2000
@@ -124,4 +125,5 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
         lk.state.n_decided += len(rows)
         lk.state.n_queried += queried
     lk.state.budget_state = ctl.get_state() if ctl is not None else None
+    after_commit(Item, decided)  # a large backlog decided changes every row's queue status
     return decided

@@ -25,6 +25,7 @@ from django.utils import timezone
 from annotator.labelling.engine import jobs
 from annotator.labelling.engine.faults import hold_point
 from annotator.labelling.engine.stored_vectors import encode_rows
+from annotator.labelling.engine.table_stats import after_commit
 from annotator.labelling.models import ImportJob, Item, Project
 from learners.uploads import (
     IngestError,
@@ -118,7 +119,8 @@ def insert_items(project: Project, records: Sequence[Record],
                  vectors: Sequence[bytes]) -> list[tuple[int, int]]:
     """Insert featurized ``records`` (``vectors`` from :func:`featurize`) as pending items after
     the project's last one, in one transaction; the new items' ``(id, seq)`` in order (no model
-    instance per item on PostgreSQL)."""
+    instance per item on PostgreSQL). Once enough rows were written since the item
+    table's last analyse, the commit is followed by one (:mod:`..engine.table_stats`)."""
     with transaction.atomic():
         # lock the project row so concurrent imports get consecutive, distinct seq ranges
         Project.objects.select_for_update().filter(pk=project.pk).first()
@@ -130,6 +132,7 @@ def insert_items(project: Project, records: Sequence[Record],
             rows = _rows(project, first, records, vectors, lambda value: value)
             Item.objects.bulk_create((Item(**dict(zip(COPY_COLUMNS, row, strict=True))) for row in rows),
                                      batch_size=500)
+        after_commit(Item, len(records))  # a large import leaves the planner fresh statistics
         return list(Item.objects.filter(project=project, seq__gte=first, seq__lt=first + len(records))
                     .order_by("seq").values_list("pk", "seq"))
 

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db.models import Count, QuerySet
-from sklearn.metrics import cohen_kappa_score
 
 from annotator.labelling.models import Label, Project
 
@@ -64,6 +63,10 @@ def cohen_kappa(first: list[Hashable], second: list[Hashable]) -> Agreement:
         raise ValueError(f"{len(first)} labels against {len(second)}")
     if len(set(first) | set(second)) < 2:
         return Agreement(None, len(first))
+    # imported here: scikit-learn costs every worker ~2 s and ~270 MiB at django.setup()
+    # when imported with the module (docs/performance.md)
+    from sklearn.metrics import cohen_kappa_score
+
     codes = _codes([*first, *second])
     kappa = cohen_kappa_score([codes[x] for x in first], [codes[x] for x in second])
     return Agreement(float(kappa), len(first))
