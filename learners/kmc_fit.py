@@ -150,7 +150,9 @@ def fit_binary(K: np.ndarray, y: np.ndarray, C: float, *, constraint: str = "sim
     prunes in tens of iterations where EM needs thousands (spec 2.10), hence the default.
     Guards (spec 2.10, [RECOMMENDATION]): ``alpha >= alpha_min`` keeps the simplex variant from
     diverging on separable data; a basis whose alpha exceeds ``alpha_max`` is pruned (alpha =
-    inf, m = 0) and not revisited; at most ``max_iter`` outer iterations. Stops when the largest
+    inf, m = 0) and not revisited, but an update that would prune every basis is not taken (the
+    fit stops at the iterate before it, so it always keeps at least one basis); at most
+    ``max_iter`` outer iterations. Stops when the largest
     change of ``log alpha`` over the active bases is below ``tol`` (the paper's threshold 1e-3;
     the quantity it applies to is unstated). ``init`` warm-starts alpha, gamma and u.
     """
@@ -182,6 +184,12 @@ def fit_binary(K: np.ndarray, y: np.ndarray, C: float, *, constraint: str = "sim
             with np.errstate(divide="ignore"):
                 new = np.clip(1.0 - old * diag, 0.0, None) / (m ** 2)
         new = np.maximum(new, alpha_min)
+        if (new > alpha_max).all():
+            # Deviation (docs/algorithms/kmc.md, "Deviations"): an update that would prune
+            # every basis is not taken and the fit stops at the previous iterate. With every
+            # basis gone the model scores 0 for every item (one constant class); on noisy data
+            # with a large C the box variant did that for some seeds.
+            break
         new[new > alpha_max] = np.inf
         alpha[act] = new
         kept = np.isfinite(new)

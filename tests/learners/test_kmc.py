@@ -246,3 +246,25 @@ def test_streaming_kmc_beats_random_labels_and_entropy_only_on_digits():
     assert mean["kmc"] > mean["random"]
     assert mean["kmc"] > mean["entropy"]
 
+
+
+def test_a_fit_that_would_prune_every_basis_keeps_one():
+    """Two-moons at 60% noise with the box constraint and C = 10: this seed's fit pruned every
+    basis (a model that scores 0 everywhere); the guard stops at the iterate before, whose
+    model still separates the moons better than a constant."""
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(500, noise=0.6, random_state=5)
+    y = 2.0 * y - 1.0
+    train = np.random.default_rng(5).permutation(500)[:350]
+    K = np.exp(-((X[train, None, :] - X[None, train, :]) ** 2).sum(-1))
+    fit = fit_binary(K, y[train], 10.0, constraint="box", max_iter=200)
+    assert fit.active.sum() >= 1
+    scores = K[:, fit.active] @ fit.m[fit.active]
+    assert np.mean(np.sign(scores) == y[train]) > max(np.mean(y[train] > 0), np.mean(y[train] < 0))
+
+
+def test_an_update_pruning_every_basis_is_not_taken():
+    K = np.eye(4) + 0.1
+    fit = fit_binary(K, np.array([1.0, -1.0, 1.0, -1.0]), 1.0, alpha_max=1e-3)
+    assert fit.active.all() and np.isfinite(fit.m).all()  # the first update is not taken
