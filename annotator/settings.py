@@ -17,6 +17,7 @@ Environment variables (all optional for local development):
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
 * ``CELERY_HEAVY_QUEUE``: queue of imports, planner runs and cost views (default ``<queue>-heavy``).
 * ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
+* ``PLANNER_MAX_QUEUED``: planner runs of one project waiting or running at once (default 2).
 * ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
 * ``DASHBOARD_LABEL_WINDOW``: the dashboard's per-annotator figures, agreement and quality cover
   the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
@@ -276,6 +277,9 @@ CELERY_BEAT_SCHEDULE = {
 #: The delta planner refuses a run whose cost (items x candidates x permutations, the number of
 #: item steps it replays) is above this (issue 15: a text project took 25 min and 10 GB).
 PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
+#: Planner runs of one project waiting or running at once; one more is refused (409) with a
+#: message until one ends or is cancelled: one admin cannot fill the heavy queue.
+PLANNER_MAX_QUEUED = max(1, int(os.environ.get("PLANNER_MAX_QUEUED", 2)))
 #: The dashboard's random-querying baseline (labelling/reporting/cost_view.py, docs/cost.md) replays at most
 #: this many items with a gold class, 3 times, cached until they grow by a tenth.
 BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
