@@ -95,13 +95,15 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "annotator.labelling.api.errors.ApiErrorMiddleware",  # outermost: sees every answer under /api/
-    "annotator.labelling.web.limits.RequestSizeLimitMiddleware",  # before anything reads the body
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # after the session and the user (cookies only), before anything reads the body (the CSRF
+    # check reads request.POST before the view): refuses a body from its headers
+    "annotator.labelling.web.limits.RequestSizeLimitMiddleware",
     # inside CSP and auth: the app's 404 page (with its navigation) even under DEBUG
     "annotator.labelling.web.not_found.NotFoundPageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

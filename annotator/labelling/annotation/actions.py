@@ -197,7 +197,8 @@ def skip_item(item: Item, user: Any) -> None:
     ValueError when ``user`` does not hold the item's lease. Skipping an open honeypot closes it
     (it is not served to ``user`` again). Safe to repeat and to race (docs/architecture.md,
     "Repeated and concurrent requests"): under the item's lock, a skip ``user`` already made
-    answers as the first one did and changes nothing.
+    answers as the first one did and changes nothing (unless another annotator leased the item
+    since: ValueError).
     """
     with transaction.atomic():
         item = Item.objects.select_for_update().get(pk=item.pk)
@@ -205,7 +206,8 @@ def skip_item(item: Item, user: Any) -> None:
             Skip.objects.get_or_create(item=item, annotator=user)
             return
         mine = item.status == Item.Status.LEASED and item.lease_owner_id == user.pk
-        if not mine and Skip.objects.filter(item=item, annotator=user).exists():
+        taken = item.has_live_lease(timezone.now()) and not mine  # someone else's now: refused
+        if not mine and not taken and Skip.objects.filter(item=item, annotator=user).exists():
             return  # a repeat: skipped already
         if not mine:
             raise ValueError(f"item {item.pk} is not leased to you")
