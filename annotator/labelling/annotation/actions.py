@@ -348,11 +348,11 @@ def change_label(project: Project, user: Any, label_id: int, value: Any) -> Labe
     state lock first, then the label's row, checked again; a repeat of a change that happened
     (same label, same value) returns the label that replaced it and changes nothing.
     """
-    cls = project.parse_class(value)
     with transaction.atomic():
         _lock_state(project)
         label = Label.objects.select_for_update().get(pk=label_id, project=project, annotator=user,
                                                       kind=Label.Kind.OPINION)
+        cls = project.parse_class(value)  # after the lookup: another's label is 404 whatever the value
         if label.undone_at is not None:
             done = (Label.objects.filter(item_id=label.item_id, annotator=user, undone_at__isnull=True,
                                          kind=Label.Kind.OPINION, pk__gt=label.pk).order_by("-id").first())

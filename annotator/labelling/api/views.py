@@ -12,9 +12,9 @@ project), or a logged-in member's session (handy for the dashboard).
   naming the item (``item 3: ...``, 0-based).
 * ``GET /api/projects/<id>/items?ids=1,2,3`` -> ``{"items": [{"id", "seq", "status",
   "prediction", "score", "query_prob", "queried", "model_version"}, ...]}``; decision fields
-  are null until the item is decided. ``prediction``, ``score`` and ``query_prob`` stay null
-  for an annotator's session when the project hides the model's guess from annotators; an
-  annotator's honeypots show as the queued items they pass for (:func:`.honeypots.as_seen_by`).
+  are null until the item is decided. The decision fields (:data:`HIDDEN_FROM_MEMBERS`) are
+  for the project's token and its admins: an annotator's or reviewer's session gets them null
+  for every item, so that no field tells a honeypot from a queued item (docs/teams.md).
 * ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
   annotator's session when the project keeps its dashboard for admins.
 * ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
@@ -57,13 +57,11 @@ from annotator.labelling.projects.access import (
     may_review,
     project_for,
     sees_dashboard,
-    sees_predictions,
 )
 from annotator.labelling.reporting.export import opinion_rows
 from annotator.labelling.reporting.metrics import project_metrics
 from annotator.labelling.teams.agreement import project_agreement
 from annotator.labelling.teams.audit_sampling import audit_estimate
-from annotator.labelling.teams.honeypots import as_seen_by
 from annotator.labelling.teams.quality import annotator_quality
 from annotator.labelling.teams.reviews import review_rows
 from annotator.labelling.worker import send
@@ -85,6 +83,10 @@ from .schema import (
 )
 
 MAX_IDS = 1000
+#: the decision fields an annotator's or reviewer's session never sees (null for every item):
+#: each one tells the items the model decided alone, the honeypot pool, from the queued ones
+#: (docs/teams.md, "Honeypots")
+HIDDEN_FROM_MEMBERS = ("status", "prediction", "score", "query_prob", "queried", "model_version")
 OPINIONS_PAGE = 1000
 WRONG_TOKEN = "wrong token, or no such project"
 
@@ -158,11 +160,9 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
     missing = [i for i in ids if i not in rows]
     if missing:
         return _error(f"no such item(s) in this project: {missing[:10]}", status=404)
-    if user is not None and not sees_predictions(user, project):
-        for row in rows.values():
-            row["prediction"] = row["score"] = row["query_prob"] = None
     if user is not None and not is_project_admin(user, project):
-        as_seen_by(user, rows)  # an annotator's honeypots pass for queued items
+        for row in rows.values():  # the same for every item: nothing tells a honeypot apart
+            row.update(dict.fromkeys(HIDDEN_FROM_MEMBERS))
     return JsonResponse({"items": [rows[i] for i in ids]})
 
 
