@@ -155,8 +155,9 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
         return _error("ids must be a comma-separated list of item ids")
     if len(ids) > MAX_IDS:
         return _error(f"at most {MAX_IDS} ids per request")
-    rows = {r["id"]: r for r in Item.objects.filter(project=project, pk__in=ids).values(
-        "id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")}
+    found = Item.objects.filter(project=project, pk__in=ids).values(
+        "id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")
+    rows: dict[int, dict[str, Any]] = {r["id"]: dict(r) for r in found}
     missing = [i for i in ids if i not in rows]
     if missing:
         return _error(f"no such item(s) in this project: {missing[:10]}", status=404)
