@@ -6,6 +6,8 @@ Environment variables (all optional for local development):
 * ``SECRET_KEY``: required unless ``DEBUG`` is on (then a fixed development key is used).
 * ``ALLOWED_HOSTS``: comma-separated host names (default ``127.0.0.1,localhost``).
 * ``HTTPS`` (default: on unless ``DEBUG``): secure cookies, https redirect, HSTS.
+* ``EMAIL_HOST`` (default empty: no mail): the password-reset pages exist only when set
+  (with Django's ``EMAIL_*`` settings from the environment below).
 * ``TRUST_X_FORWARDED_PROTO``: trust the proxy's ``X-Forwarded-Proto`` header (default off).
 * ``DATABASE_URL``: any URL dj-database-url understands, e.g.
   ``postgres://user@host:5432/annotator``. Default: the SQLite file ``var/db.sqlite3``.
@@ -71,6 +73,14 @@ HTTPS = env_bool("HTTPS", default=not DEBUG)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL_REDIRECT = HTTPS
 SECURE_HSTS_SECONDS = 31_536_000 if HTTPS else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = HTTPS
+# Mail: none unless EMAIL_HOST is set (annotator/urls.py offers password resets only then).
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", 25))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "webmaster@localhost")
+
 # Behind a TLS-terminating proxy, trust its X-Forwarded-Proto only when told to: the header is
 # spoofable by clients when no proxy sets it.
 if env_bool("TRUST_X_FORWARDED_PROTO"):
