@@ -438,3 +438,13 @@ def test_no_password_reset_without_mail(client):
     """The app sends no mail unless EMAIL_HOST is set: no reset route then (annotator/urls.py)."""
     assert client.get("/accounts/password_reset/").status_code == 404
     assert client.get("/accounts/login/").status_code == 200
+
+
+def test_wrong_api_tokens_are_throttled_like_logins(world, settings):
+    """After AXES_FAILURE_LIMIT wrong tokens from one address: 429, even with the right token."""
+    project = world[0]
+    url = f"/api/projects/{project.pk}/items?ids="
+    answers = [_token_get(url, "wrong").status_code for _ in range(settings.AXES_FAILURE_LIMIT)]
+    assert answers == [403] * settings.AXES_FAILURE_LIMIT
+    refused = _token_get(url, project.api_token)
+    assert refused.status_code == 429 and "too many wrong tokens" in refused.json()["error"]

@@ -23,6 +23,12 @@ REFUSALS: tuple[tuple[type[Exception], int], ...] = (
     (Http404, 404), (PermissionDenied, 403), (BadRequest, 400), (SuspiciousOperation, 400))
 
 
+class TooManyWrongTokensError(Exception):
+    """An address sent ``AXES_FAILURE_LIMIT`` wrong API tokens within ``AXES_COOLOFF_TIME``
+    (the login's limits, django-axes): answered 429 until the cool-off ends. Counted in the
+    cache, per process with the default cache (docs/operations.md, "Request bodies")."""
+
+
 def error_response(message: str, status: int = 400) -> JsonResponse:
     """The API's error answer: ``{"error": message}`` with ``status``."""
     return JsonResponse({"error": message}, status=status)
@@ -52,6 +58,8 @@ class ApiErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not request.path.startswith(API_PREFIX):
             return None
+        if isinstance(exception, TooManyWrongTokensError):
+            return error_response("too many wrong tokens from this address: wait and try again", 429)
         for kind, status in REFUSALS:
             if isinstance(exception, kind):
                 return error_response(str(exception) or HttpResponse(status=status).reason_phrase.lower(),

@@ -44,6 +44,8 @@ import binascii
 import hmac
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -70,6 +72,7 @@ from learners.uploads.input_rules import parse_json
 from learners.uploads.records import checked_filename
 from learners.uploads.tabular import row_record
 
+from .errors import TooManyWrongTokensError
 from .errors import error_response as _error
 from .schema import (
     CONTENT_KEY,
@@ -97,11 +100,16 @@ def _authorized_project(request: HttpRequest, pk: int) -> tuple[Project, Any]:
     a session: as :func:`.access.project_for` (404 for a non-member, as for a missing project)."""
     header = request.headers.get("Authorization", "")
     if header.startswith("Token "):
+        throttle = f"api-wrong-token:{request.META.get('REMOTE_ADDR', '')}"
+        if cache.get(throttle, 0) >= settings.AXES_FAILURE_LIMIT:
+            raise TooManyWrongTokensError()
         project = Project.objects.filter(pk=pk).first()
         expected = project.api_token if project is not None else new_token()  # same work either way
         given = header[len("Token "):].strip().encode("utf-8", "replace")  # any header bytes
         if hmac.compare_digest(given, expected.encode()) and project is not None:
             return project, None
+        cache.add(throttle, 0, timeout=settings.AXES_COOLOFF_TIME.total_seconds())
+        cache.incr(throttle)
         raise PermissionDenied(WRONG_TOKEN)
     if request.user.is_authenticated:
         return project_for(request.user, pk), request.user
