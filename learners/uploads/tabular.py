@@ -63,6 +63,9 @@ def iter_csv(target: Target, fh: BinaryIO) -> Iterator[Record]:
     if not any(k in header for k in keys):
         raise IngestError(f"line 1: the header needs a {' or '.join(repr(k) for k in keys)} column "
                           f"(found {header})")
+    twice = sorted({h for h in header if header.count(h) > 1 and h})
+    if twice:  # one of the two columns would be dropped without a word
+        raise IngestError(f"line 1: the header names {', '.join(repr(h) for h in twice)} twice")
     try:
         for cells in reader:
             where = f"line {reader.line_num}"
