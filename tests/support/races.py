@@ -109,17 +109,25 @@ def _lease(client: Client, project: Project) -> int:
     return item
 
 
-def undo_twice_over(n: int = 3, k: int = 2) -> Outcome:
-    """Two annotators label one item (``k`` = 2: both opinions count); one of them sends ``n``
-    undos at once. Exactly one may apply; the other opinion stands."""
+def _opinions(k: int, first: str, other: str, second: Any = 1) -> tuple[Project, int, Any, Any, Client]:
+    """A project with overlap ``k``; ``first`` labels the first item 1 through the queue, then
+    (``k`` > 1) ``other`` labels it ``second``: ``(project, item id, first, other, first's client)``."""
     project = _queued(k)
-    a, b = member(project, "ua"), member(project, "ub")
-    ca, cb = client_for(a), client_for(b)
+    a, b = member(project, first), member(project, other)
+    ca = client_for(a)
     item = _lease(ca, project)
     _label(ca, project, item, 1)
     if k > 1:
+        cb = client_for(b)
         assert _lease(cb, project) == item
-        _label(cb, project, item, 1)
+        _label(cb, project, item, second)
+    return project, item, a, b, ca
+
+
+def undo_twice_over(n: int = 3, k: int = 2) -> Outcome:
+    """Two annotators label one item (``k`` = 2: both opinions count); one of them sends ``n``
+    undos at once. Exactly one may apply; the other opinion stands."""
+    project, item, a, b, ca = _opinions(k, "ua", "ub")
     statuses = race([lambda: ca.post(f"/projects/{project.pk}/undo", **HX) for _ in range(n)])
     undone = Label.objects.filter(item_id=item, annotator=a, undone_at__isnull=False).count()
     b_stands = k == 1 or Label.objects.filter(item_id=item, annotator=b, undone_at__isnull=True).exists()
@@ -171,14 +179,7 @@ def skip_repeated(n: int = 4) -> Outcome:
 def change_repeated(n: int = 4, k: int = 2, same: bool = True) -> Outcome:
     """An annotator changes one label ``n`` times at once, to one value (``same``: every answer
     200, one new label) or to ``n`` different values (one applies, the others 409)."""
-    project = _queued(k)
-    a, b = member(project, "ca"), member(project, "cb")
-    ca, cb = client_for(a), client_for(b)
-    item = _lease(ca, project)
-    _label(ca, project, item, 1)
-    if k > 1:
-        assert _lease(cb, project) == item
-        _label(cb, project, item, 1)
+    project, item, a, _, ca = _opinions(k, "ca", "cb")
     label = Label.objects.get(item_id=item, annotator=a)
     values = [5] * n if same else list(range(2, 2 + n))
     url = f"/projects/{project.pk}/labels/{label.pk}/change"
@@ -192,14 +193,7 @@ def change_repeated(n: int = 4, k: int = 2, same: bool = True) -> Outcome:
 
 def undo_against_change(k: int = 2) -> Outcome:
     """An undo and a change of the same (latest) label at once: one of them applies."""
-    project = _queued(k)
-    a, b = member(project, "xa"), member(project, "xb")
-    ca, cb = client_for(a), client_for(b)
-    item = _lease(ca, project)
-    _label(ca, project, item, 1)
-    if k > 1:
-        assert _lease(cb, project) == item
-        _label(cb, project, item, 1)
+    project, item, a, _, ca = _opinions(k, "xa", "xb")
     label = Label.objects.get(item_id=item, annotator=a)
     change = f"/projects/{project.pk}/labels/{label.pk}/change"
     statuses = race([lambda: ca.post(f"/projects/{project.pk}/undo", **HX),
@@ -214,13 +208,7 @@ def undo_against_change(k: int = 2) -> Outcome:
 def decide_repeated(n: int = 3) -> Outcome:
     """Two annotators disagree on an overlapped item; its reviewer sends the decision ``n``
     times at once while a second reviewer sends another: one decision, applied once."""
-    project = _queued(2)
-    a, b = member(project, "da"), member(project, "db")
-    ca, cb = client_for(a), client_for(b)
-    item = _lease(ca, project)
-    _label(ca, project, item, 1)
-    assert _lease(cb, project) == item
-    _label(cb, project, item, 2)
+    project, item, *_ = _opinions(2, "da", "db", second=2)
     update_project(project.pk)  # the consensus: disputed
     r1, r2 = member(project, "r1", Membership.Role.REVIEWER), member(project, "r2", Membership.Role.REVIEWER)
     c1, c2 = client_for(r1), client_for(r2)
