@@ -1,7 +1,7 @@
 """Races of state-changing requests, many rounds: count what a double tap or a retrying client
 could break (docs/architecture.md, "Repeated and concurrent requests").
 
-Each round runs every scenario of :mod:`tests.support.races` (undo, label, skip, change, a
+Each round runs every scenario of :mod:`harness.races` (undo, label, skip, change, a
 reviewer's decision, planner starts: the same request from several threads at once, through
 Django's test client, on PostgreSQL), then counts:
 
@@ -36,7 +36,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["ALLOWED_HOSTS"] = "testserver"  # the test client's host
     setup(args.postgres, broker=args.broker)
-    from tests.support.races import SCENARIOS
+    from harness.races import SCENARIOS
 
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     totals: dict[str, Counter] = {name: Counter() for name in SCENARIOS}
@@ -60,7 +60,7 @@ def main() -> int:
              f"Command: `.venv/bin/python -m benchmarks.races --postgres {args.postgres} --broker "
              f"{args.broker} --rounds {args.rounds}` ({seconds:.0f} s; load: `{load}`).", "",
              "Each scenario sends one request from several threads at once through Django's test client "
-             "on PostgreSQL (tests/support/races.py), then the pipeline runs and the invariants are checked "
+             "on PostgreSQL (harness/races.py), then the pipeline runs and the invariants are checked "
              "(annotator/labelling/annotation/invariants.py).", "",
              "| scenario | " + " | ".join(keys) + " | answers |", "|---" * (len(keys) + 2) + "|"]
     for name, c in [*totals.items(), ("**all**", total)]:

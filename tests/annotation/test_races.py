@@ -11,7 +11,7 @@ from annotator.labelling.annotation.actions import RECENT_LABELS, changeable_ids
 from annotator.labelling.annotation.invariants import violations
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label
-from tests.support import races
+from harness import races
 from tests.support.app import digits_project, member
 
 

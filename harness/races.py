@@ -4,25 +4,30 @@ through Django's test client (the whole view, middleware and transactions), on t
 database (PostgreSQL for the row locks), then checks what the database holds.
 
 Shared by ``tests/annotation/test_races.py`` (asserts 0 on every count) and
-``benchmarks/races.py`` (counts over many rounds). Each scenario returns an :class:`Outcome`:
+``benchmarks/races.py`` (counts over many rounds), hence here and not under ``tests/``.
+Each scenario returns an :class:`Outcome`:
 the answers' status codes, ``doubled`` (an action applied more than once), ``lost`` (an answered
 write missing, or an opinion lost) and :func:`.invariants.violations` after the pipeline ran.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 
 from annotator.labelling.annotation.invariants import violations
 from annotator.labelling.engine import learner_state
 from annotator.labelling.engine.pipeline import update_project
+from annotator.labelling.ingest import import_records
 from annotator.labelling.models import (
     Consensus,
     Item,
@@ -33,7 +38,10 @@ from annotator.labelling.models import (
     Review,
     Skip,
 )
-from tests.support.app import digits_project, leased_item_id, member
+from annotator.labelling.projects.creation import create_project
+from annotator.labelling.projects.demo import digit_records
+
+_names = itertools.count()
 
 HX = {"HTTP_HX_REQUEST": "true"}
 #: a planner form of the smallest run (tests/reporting/test_ui_planner.py's format)
@@ -53,6 +61,37 @@ class Outcome:
     @property
     def server_errors(self) -> int:
         return sum(s >= 500 for s in self.statuses)
+
+
+#: the leased item's id on a queue panel
+DATA_ITEM = re.compile(rb'data-item="(\d+)"')
+
+
+def digits_project(n: int, **fields: Any) -> Project:
+    """A multiclass image project of ``n`` demo digits (gold labels kept), mpaa-i by default;
+    ``fields`` override the defaults (the tests' projects too: ``tests/support/app.py``)."""
+    defaults = dict(name=f"digits {next(_names)}", task="multiclass", item_kind="image",
+                    classes=list(range(10)), algorithm="mpaa-i", params={"delta": 1.0},
+                    featurizer_config={"kind": "image", "width": 16, "height": 16, "invert": True},
+                    rng_seed=7)
+    project = create_project(**{**defaults, **fields})
+    if n:
+        import_records(project, digit_records(n, seed=1))
+    return project
+
+
+def member(project: Project, username: str, role: str = Membership.Role.ANNOTATOR) -> Any:
+    """A user with ``role`` in ``project`` (created if needed)."""
+    user = get_user_model().objects.filter(username=username).first() or \
+        get_user_model().objects.create_user(username, password="race-password-1")
+    Membership.objects.get_or_create(user=user, project=project, defaults={"role": role})
+    return user
+
+
+def leased_item_id(response: Any) -> int | None:
+    """The item id a queue panel shows, None when nothing waits."""
+    found = DATA_ITEM.search(response.content)
+    return int(found.group(1)) if found else None
 
 
 def client_for(user: Any) -> Client:
