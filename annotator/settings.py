@@ -6,6 +6,8 @@ Environment variables (all optional for local development):
 * ``SECRET_KEY``: required unless ``DEBUG`` is on (then a fixed development key is used).
 * ``ALLOWED_HOSTS``: comma-separated host names (default ``127.0.0.1,localhost``).
 * ``HTTPS`` (default: on unless ``DEBUG``): secure cookies, https redirect, HSTS.
+* ``EMAIL_HOST`` (default empty: no mail): the password-reset pages exist only when set
+  (with Django's ``EMAIL_*`` settings from the environment below).
 * ``TRUST_X_FORWARDED_PROTO``: trust the proxy's ``X-Forwarded-Proto`` header (default off).
 * ``DATABASE_URL``: any URL dj-database-url understands, e.g.
   ``postgres://user@host:5432/annotator``. Default: the SQLite file ``var/db.sqlite3``.
@@ -17,6 +19,7 @@ Environment variables (all optional for local development):
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
 * ``CELERY_HEAVY_QUEUE``: queue of imports, planner runs and cost views (default ``<queue>-heavy``).
 * ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
+* ``PLANNER_MAX_QUEUED``: planner runs of one project waiting or running at once (default 2).
 * ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
 * ``DASHBOARD_LABEL_WINDOW``: the dashboard's per-annotator figures, agreement and quality cover
   the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
@@ -70,6 +73,14 @@ HTTPS = env_bool("HTTPS", default=not DEBUG)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL_REDIRECT = HTTPS
 SECURE_HSTS_SECONDS = 31_536_000 if HTTPS else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = HTTPS
+# Mail: none unless EMAIL_HOST is set (annotator/urls.py offers password resets only then).
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", 25))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "webmaster@localhost")
+
 # Behind a TLS-terminating proxy, trust its X-Forwarded-Proto only when told to: the header is
 # spoofable by clients when no proxy sets it.
 if env_bool("TRUST_X_FORWARDED_PROTO"):
@@ -94,13 +105,15 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "annotator.labelling.api.errors.ApiErrorMiddleware",  # outermost: sees every answer under /api/
-    "annotator.labelling.web.limits.RequestSizeLimitMiddleware",  # before anything reads the body
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # after the session and the user (cookies only), before anything reads the body (the CSRF
+    # check reads request.POST before the view): refuses a body from its headers
+    "annotator.labelling.web.limits.RequestSizeLimitMiddleware",
     # inside CSP and auth: the app's 404 page (with its navigation) even under DEBUG
     "annotator.labelling.web.not_found.NotFoundPageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -276,6 +289,9 @@ CELERY_BEAT_SCHEDULE = {
 #: The delta planner refuses a run whose cost (items x candidates x permutations, the number of
 #: item steps it replays) is above this (a text project took 25 min and 10 GB).
 PLANNER_MAX_COST = int(os.environ.get("PLANNER_MAX_COST", 200_000))
+#: Planner runs of one project waiting or running at once; one more is refused (409) with a
+#: message until one ends or is cancelled: one admin cannot fill the heavy queue.
+PLANNER_MAX_QUEUED = max(1, int(os.environ.get("PLANNER_MAX_QUEUED", 2)))
 #: The dashboard's random-querying baseline (labelling/reporting/cost_view.py, docs/cost.md) replays at most
 #: this many items with a gold class, 3 times, cached until they grow by a tenth.
 BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import gzip
 import http.client
 import http.cookies
 import io
@@ -37,6 +38,8 @@ from typing import Any
 
 from benchmarks.appsetup import ROOT, setup
 
+#: the server's LOGIN_FAILURE_LIMIT here (wrong logins and wrong API tokens per address)
+THROTTLE_LIMIT = 40
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 PASSWORD = "probe-password-1"
 #: how gunicorn's own error pages begin (requests it refuses before the app sees them)
@@ -76,7 +79,9 @@ class Session:
             conn.putrequest(method, path, skip_accept_encoding=True)
             for k, v in hdrs.items():
                 conn.putheader(k, v)  # bytes values pass through unencoded (non-ASCII tokens)
-            if body is not None:
+            if body is not None and str(hdrs.get("Transfer-Encoding", "")).lower() == "chunked":
+                body = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"  # one chunk
+            elif body is not None:
                 conn.putheader("Content-Length", str(len(body)))
             conn.endheaders(body)
             response = conn.getresponse()
@@ -291,10 +296,29 @@ def inputs(p: dict[str, Any]) -> list[Probe]:
         (text, "file name 300 chars", "a" * 300 + ".csv", b"text\nhello\n"),
         (text, "file name NUL", "a\x00b.csv", b"text\nhello\n"),
         (text, "file name surrogate bytes", "a\udcffb.csv", b"text\nhello\n"),
+        # duplicates and compression (refused by the import, naming the line or the entry)
+        (text, "CSV header text,text,label", "a.csv", b"text,text,label\na,b,ham\n"),
+        (image, "ZIP labels.csv names a file twice", "i.zip",
+         zipped({"labels.csv": b"filename,label\na.png,0\na.png,1\n", "a.png": png()})),
+        (text, "CSV.gz 1M rows from a few KB", "a.csv.gz",
+         gzip.compress(b"text\n" + b"hello\n" * 1_000_000)),
     ]
     for pk, label, filename, data in files:
         out.append(Probe(f"upload {label}", "POST", upload.format(pk=pk), {}, as_="admin",
                          files={"file": (filename, data)}))
+    # ---- bodies refused from their headers: uploads by who may not upload, chunked API bodies
+    for who in ("anonymous", "annotator"):
+        out.append(Probe(f"upload as {who}", "POST", upload.format(pk=text), {}, as_=who,
+                         files={"file": ("a.csv", b"text\nhello\n")}))
+    out.append(Probe("anonymous 1 MB form", "POST", "/accounts/login/", {"username": "a" * 1_000_000},
+                     as_="anonymous"))
+    out.append(Probe("API chunked body", "POST", f"/api/projects/{text}/items", b'{"items": []}',
+                     {"Content-Type": "application/json", "Transfer-Encoding": "chunked",
+                      "Authorization": f"Token {p['tokens'][text]}"}))
+    # ---- wrong API tokens in a row: throttled (429) once THROTTLE_LIMIT in all were sent
+    for k in range(THROTTLE_LIMIT):
+        out.append(Probe(f"wrong token {k + 1}", "GET", f"/api/projects/{text}/items?ids=1",
+                         headers={"Authorization": "Token wrong"}))
     return out
 
 
@@ -386,7 +410,8 @@ def main() -> int:
     world = build_world()
     probes = inputs(world)
     rows = []
-    with Gunicorn({"DEBUG": "0"}, workers=1, threads=2) as server:
+    # a failure limit above the wrong tokens the probes send before the burst that tests it
+    with Gunicorn({"DEBUG": "0", "LOGIN_FAILURE_LIMIT": str(THROTTLE_LIMIT)}, workers=1, threads=2) as server:
         sessions = {"token": Session(server.base), "anonymous": Session(server.base),
                     "admin": Session(server.base), "annotator": Session(server.base)}
         sessions["admin"].login("probe-admin")

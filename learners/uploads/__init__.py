@@ -11,7 +11,9 @@ same feature rows:
 * ``.zip``: images, labelled by ``labels.csv`` or class folders (:mod:`.image_zip`);
 * ``.svm`` / ``.svmlight`` / ``.libsvm`` / ``.txt``: vectors (:mod:`.svmlight`);
 * any of these followed by ``.gz``: gzip-compressed, at most ``MAX_GUNZIP_BYTES`` once
-  decompressed (a gzip bomb is refused after reading that many bytes, never held whole).
+  decompressed and at most ``MAX_GUNZIP_RATIO`` decompressed bytes per compressed byte (beyond
+  the first ``GUNZIP_RATIO_FREE_BYTES``); a gzip bomb is refused as soon as it passes either,
+  never held whole.
 
 Every format is read as a stream: records come one at a time from a binary file, and
 :func:`record_chunks` groups them in bounded chunks, so memory does not grow with the file.
@@ -77,6 +79,11 @@ CHUNK = 2000
 CHUNK_BYTES = 64 * 1024 * 1024
 #: largest decompressed size of a ``.gz`` upload
 MAX_GUNZIP_BYTES = 1024 * 1024 * 1024
+#: largest ratio of decompressed to compressed bytes of a ``.gz`` upload, checked once more than
+#: :data:`GUNZIP_RATIO_FREE_BYTES` came out (text and CSV compress 3-20x; 2.9 KB that expand to
+#: a million items are a bomb, not data)
+MAX_GUNZIP_RATIO = 200
+GUNZIP_RATIO_FREE_BYTES = 1024 * 1024
 
 
 def _suffix(name: str) -> str:
@@ -133,6 +140,8 @@ class _Gunzipped(io.RawIOBase):
     decompresses to more than ``limit`` bytes (read lazily, so a bomb is never held whole)."""
 
     def __init__(self, fh: BinaryIO, limit: int) -> None:
+        self._fh = fh
+        self._start = fh.tell() if fh.seekable() else 0
         self._gz = gzip.GzipFile(fileobj=fh, mode="rb")
         self._limit, self._read = limit, 0
 
@@ -147,6 +156,12 @@ class _Gunzipped(io.RawIOBase):
         self._read += n
         if self._read > self._limit:
             raise IngestError(f"the file decompresses to more than {self._limit} bytes")
+        if self._read > GUNZIP_RATIO_FREE_BYTES and self._fh.seekable():
+            packed = max(1, self._fh.tell() - self._start)
+            if self._read > MAX_GUNZIP_RATIO * packed:
+                raise IngestError(f"the file decompresses more than {MAX_GUNZIP_RATIO} times its "
+                                  f"compressed size ({packed} bytes gave {self._read}): refused as a "
+                                  "compression bomb")
         return n
 
 

@@ -62,7 +62,10 @@ def _labels(target: Target, reader: csv.DictReader[str]) -> dict[str, Any]:
     for row in reader:
         row = {k.strip().lower(): v for k, v in row.items() if k}
         where = f"{MANIFEST} line {reader.line_num}"
-        out[(row.get("filename") or "").strip()] = gold_of(target, row.get("label"), where)
+        name = (row.get("filename") or "").strip()
+        if name in out:
+            raise IngestError(f"{where}: {name!r} is listed twice (each image once)")
+        out[name] = gold_of(target, row.get("label"), where)
     return out
 
 
@@ -101,8 +104,12 @@ def _archive(target: Target, fh: BinaryIO) -> Iterator[Record]:
     with zipfile.ZipFile(fh) as zf:
         infos = zf.infolist()
         total = 0
+        names: set[str] = set()
         for info in infos:
             _check_name(info.filename)
+            if info.filename in names:  # zipfile keeps both: they would become two items
+                raise IngestError(f"{info.filename}: the archive holds this entry twice")
+            names.add(info.filename)
             if info.flag_bits & 0x1:
                 raise IngestError(f"{info.filename}: encrypted entries are not supported")
             if info.file_size > MAX_IMAGE_BYTES:

@@ -87,6 +87,9 @@ def iter_csv(target: Target, fh: BinaryIO) -> Iterator[Record]:
         header = [h.strip().lower() for h in next(reader)]
     except csv.Error as exc:
         raise IngestError(f"line 1: {exc}") from None
+    twice = sorted({h for h in header if header.count(h) > 1 and h})
+    if twice:  # one of the two columns would be dropped without a word
+        raise IngestError(f"line 1: the header names {', '.join(repr(h) for h in twice)} twice")
     try:
         for cells in reader:
             where = f"line {reader.line_num}"

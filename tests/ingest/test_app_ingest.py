@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ from annotator.labelling.models import Item, Project
 from annotator.labelling.projects.creation import create_project
 from annotator.labelling.projects.demo import digit_png
 from learners.uploads import image_zip
+from learners.uploads.tabular import iter_csv
 from tests.support.app import digits_project, text_project, zip_bytes
 
 pytestmark = pytest.mark.django_db
@@ -158,3 +162,33 @@ def test_import_job_records_progress_and_outcome():
     job = run_job(bad.pk)
     assert job.status == "failed" and "line 4" in job.error
     assert Item.objects.filter(project=project).count() == 7
+
+
+
+def _png_bytes() -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("L", (8, 8)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_labels_csv_naming_a_file_twice_is_refused_with_its_line():
+    data = zip_bytes({"a.png": _png_bytes(), "labels.csv": b"filename,label\na.png,0\na.png,1\n"})
+    with pytest.raises(IngestError, match=r"labels\.csv line 3: .a\.png. is listed twice"):
+        list(image_zip.iter_zip(digits_project(0), io.BytesIO(data)))
+
+
+def test_a_zip_holding_one_entry_twice_is_refused():
+    buf = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buf, "w") as zf:
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate name
+        zf.writestr("0/a.png", _png_bytes())
+        zf.writestr("0/a.png", _png_bytes())
+    with pytest.raises(IngestError, match=r"0/a\.png: the archive holds this entry twice"):
+        list(image_zip.iter_zip(digits_project(0), io.BytesIO(buf.getvalue())))
+
+
+def test_a_csv_header_naming_a_column_twice_is_refused():
+    with pytest.raises(IngestError, match="line 1: the header names 'text' twice"):
+        list(iter_csv(text_project(), io.BytesIO(b"text,text,label\na,b,ham\n")))

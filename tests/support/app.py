@@ -20,7 +20,7 @@ from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Membership, Project
 from annotator.labelling.projects.creation import create_project
-from annotator.labelling.projects.demo import digit_records
+from harness.races import digits_project  # the one definition (benchmarks share it)
 from tests.support.html import parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,18 +28,6 @@ _names = itertools.count()
 
 SPAM = ["win a free prize now", "call me when you get home", "free entry in a weekly draw",
         "are we still on for lunch", "urgent claim your cash reward", "see you at the station"]
-
-
-def digits_project(n: int | None = 50, **fields: Any) -> Project:
-    """A multiclass image project of ``n`` demo digits (gold labels kept), mpaa-i by default."""
-    defaults = dict(name=f"digits {next(_names)}", task="multiclass", item_kind="image",
-                    classes=list(range(10)), algorithm="mpaa-i", params={"delta": 1.0},
-                    featurizer_config={"kind": "image", "width": 16, "height": 16, "invert": True},
-                    rng_seed=7)
-    project = create_project(**{**defaults, **fields})
-    if n:
-        import_records(project, digit_records(n, seed=1))
-    return project
 
 
 def queued_digits_project() -> Project:

@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 
 from annotator.labelling.annotation.actions import lease_next, submit_label
+from annotator.labelling.api.views import HIDDEN_FROM_MEMBERS
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Honeypot, Item, Label, LearnerState, Membership, Project, Review
 from annotator.labelling.teams import consensus
@@ -281,16 +282,15 @@ def test_honeypots_are_secret_on_the_page_and_in_the_api(stream_with_gold):
     assert skeleton(honeypot_panel, second) == skeleton(normal_panel, normal_pk)
     text = honeypot_panel.decode().lower()
     assert "honeypot" not in text and "gold" not in text
-    # the API: the item passes for a leased, queried item in the annotator's session
-    api = ann.get(f"/api/projects/{project.pk}/items?ids={second}").json()["items"][0]
-    assert (api["status"], api["queried"]) == ("leased", True)
+    # the API: no decision field for the annotator's session, as for every item
+    api = ann.get(f"/api/projects/{project.pk}/items?ids={second},{normal_pk}").json()["items"]
+    assert [{k: v for k, v in row.items() if k not in ("id", "seq")} for row in api] == [
+        dict.fromkeys(HIDDEN_FROM_MEMBERS)] * 2
     total_before = int(parse(honeypot_panel).find_all(id="progress")[0].find_all("b")[1].text)
     answer = ann.post(f"/projects/{project.pk}/items/{second}/label", {"value": "3"}, **HX)
     panel = parse(answer.content)
     assert int(panel.find_all(id="progress")[0].find_all("b")[1].text) == total_before + 1
     assert panel.find_all("button", **{"data-key": "u"}), "an answered honeypot can be undone like a label"
-    api = ann.get(f"/api/projects/{project.pk}/items?ids={second}").json()["items"][0]
-    assert (api["status"], api["queried"]) == ("labelled", True)
     # undo gives the honeypot back, as undo gives a leased item back
     back = ann.post(f"/projects/{project.pk}/undo", **HX)
     assert parse(back.content).find_all(id="queue-item")[0].attrs["data-item"] == str(second)
@@ -298,6 +298,38 @@ def test_honeypots_are_secret_on_the_page_and_in_the_api(stream_with_gold):
     # the admins' session sees the truth
     boss = client_for(member(project, "boss", Membership.Role.ADMIN))
     assert boss.get(f"/api/projects/{project.pk}/items?ids={second}").json()["items"][0]["status"] == "auto"
+
+
+def test_no_signal_an_annotator_collects_tells_honeypots_apart(stream_with_gold):
+    """As an annotator would: for each item served, every signal they can collect (the API row
+    besides id and seq, the panel's structure, the answer to the label and to its repeat, the
+    reviewer's API view); no signal takes a value on a honeypot that no real item shows."""
+    project = stream_with_gold
+    Project.objects.filter(pk=project.pk).update(honeypot_rate=0.5)
+    user = member(project, "probe")
+    ann = client_for(user)
+    reviewer = client_for(member(project, "rev", Membership.Role.REVIEWER))
+    signals: dict[bool, dict[str, set]] = {True: {}, False: {}}
+    answer = ann.get(f"/projects/{project.pk}/", **HX)
+    for step in range(41):
+        pk = int(parse(answer.content).find_all(id="queue-item")[0].attrs["data-item"])
+        if step == 0:  # the first panel comes with the page: the others answer a label
+            answer = ann.post(f"/projects/{project.pk}/items/{pk}/label", {"value": "3"}, **HX)
+            continue
+        gold = Honeypot.objects.filter(item_id=pk, annotator=user).exists()
+        seen = {"panel": tuple(skeleton(answer.content, pk))}
+        for who, c in (("api", ann), ("reviewer api", reviewer)):
+            row = c.get(f"/api/projects/{project.pk}/items?ids={pk}").json()["items"][0]
+            seen[who] = tuple(sorted((k, v) for k, v in row.items() if k not in ("id", "seq")))
+        answer = ann.post(f"/projects/{project.pk}/items/{pk}/label", {"value": "3"}, **HX)
+        seen["label"] = answer.status_code
+        seen["repeat"] = ann.post(f"/projects/{project.pk}/items/{pk}/label", {"value": "3"}).status_code
+        for name, value in seen.items():
+            signals[gold].setdefault(name, set()).add(value)
+    assert signals[True] and signals[False], "both kinds served"
+    separating = {name: values - signals[False][name] for name, values in signals[True].items()
+                  if values - signals[False][name]}
+    assert separating == {}
 
 
 def test_skipping_a_honeypot_closes_it(stream_with_gold):
@@ -313,7 +345,6 @@ def test_skipping_a_honeypot_closes_it(stream_with_gold):
     ann = client_for(user)
     assert ann.post(f"/projects/{project.pk}/items/{item.pk}/skip", **HX).status_code == 200
     assert not Honeypot.objects.filter(item=item, annotator=user).exists()
-    assert ann.get(f"/api/projects/{project.pk}/items?ids={item.pk}").json()["items"][0]["status"] == "queued"
     Project.objects.filter(pk=project.pk).update(honeypot_rate=0.0)
     assert lease_next(project, user).pk != item.pk
 

@@ -119,6 +119,17 @@ class DuplicateLabelError(ValueError):
     """The annotator already has a (not undone) label on this item."""
 
 
+class NothingToUndoError(ValueError):
+    """The annotator's last label cannot be undone: undone already (a repeated undo), or not
+    undoable (:func:`undoable`)."""
+
+
+class NotChangeableError(ValueError):
+    """The label is not one the annotator may change now (:func:`changeable_ids`): changed or
+    undone already (a repeated change with another value), or older than their last
+    :data:`RECENT_LABELS`."""
+
+
 class LeasedToOtherError(ValueError):
     """The item is leased to another annotator (a live lease)."""
 
@@ -146,15 +157,16 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
                 seconds=max(0.0, (now - honeypot.served).total_seconds()))
             honeypot.save(update_fields=["label"])
             return honeypot.label
-        if item.status not in LABELABLE:
-            raise ValueError(f"item {item.pk} was not queried (status {item.status})")
-        if item.has_live_lease(now) and item.lease_owner_id != user.pk:
-            raise LeasedToOtherError("this item is leased to another annotator")
         earlier = list(Label.objects.filter(item_id=item.pk)
                        .values_list("annotator_id", "primary", "undone_at"))
+        # a repeat first, whatever the item is (a honeypot's repeat answers as a real item's)
         if any(annotator == user.pk and undone is None for annotator, _, undone in earlier):
             raise DuplicateLabelError(f"you already labelled item {item.pk} (a double submission?); "
                                       "use undo to change it")
+        if item.status not in LABELABLE:  # the status is not named: it would tell gold items apart
+            raise ValueError(f"item {item.pk} is not waiting for a label")
+        if item.has_live_lease(now) and item.lease_owner_id != user.pk:
+            raise LeasedToOtherError("this item is leased to another annotator")
         seconds = None
         if item.lease_owner_id == user.pk and item.lease_expires is not None:
             leased_at = item.lease_expires - timedelta(seconds=project.lease_seconds)
@@ -187,14 +199,21 @@ def skip_item(item: Item, user: Any) -> None:
     """``user`` passes on the item they lease: it returns to the queue for the other annotators.
 
     ValueError when ``user`` does not hold the item's lease. Skipping an open honeypot closes it
-    (it is not served to ``user`` again).
+    (it is not served to ``user`` again). Safe to repeat and to race (docs/architecture.md,
+    "Repeated and concurrent requests"): under the item's lock, a skip ``user`` already made
+    answers as the first one did and changes nothing (unless another annotator leased the item
+    since: ValueError).
     """
     with transaction.atomic():
         item = Item.objects.select_for_update().get(pk=item.pk)
         if Honeypot.objects.filter(item=item, annotator=user, label__isnull=True).delete()[0]:
             Skip.objects.get_or_create(item=item, annotator=user)
             return
-        if item.status != Item.Status.LEASED or item.lease_owner_id != user.pk:
+        mine = item.status == Item.Status.LEASED and item.lease_owner_id == user.pk
+        taken = item.has_live_lease(timezone.now()) and not mine  # someone else's now: refused
+        if not mine and not taken and Skip.objects.filter(item=item, annotator=user).exists():
+            return  # a repeat: skipped already
+        if not mine:
             raise ValueError(f"item {item.pk} is not leased to you")
         Skip.objects.get_or_create(item=item, annotator=user)
         item.status, item.lease_owner, item.lease_expires = Item.Status.QUEUED, None, None
@@ -214,7 +233,8 @@ def undoable(label: Label) -> bool:
 
 def undoable_label(project: Project, user: Any) -> Label | None:
     """The label ``user`` may undo: their latest label in the project, if :func:`undoable`.
-    Older labels cannot be undone (one step back)."""
+    Older labels cannot be undone (one step back). Read under the state lock when acting on it
+    (:func:`undo_last_label`): a label chosen before the lock may be undone meanwhile."""
     label = (Label.objects.filter(project=project, annotator=user).select_related("item")
              .order_by("-id").first())
     return label if label is not None and undoable(label) else None
@@ -262,14 +282,22 @@ def undo_last_label(project: Project, user: Any) -> Item:
     :func:`.send.labels_changed`). The answer to a honeypot is undone the same way for the
     user; the honeypot is theirs again (the item, never queued, keeps its status and the learner
     never had the label).
+
+    Safe to repeat and to race (docs/architecture.md, "Repeated and concurrent requests"): the
+    state lock is taken FIRST and the label chosen under it, then its row and its item's are
+    locked and ``undone_at`` checked again; a second undo sent with the first (a double tap, a
+    retrying client) finds the label undone and raises :class:`NothingToUndoError`, so one undo
+    never retracts an opinion twice.
     """
     with transaction.atomic():
+        _lock_state(project)  # first: undos and changes of the project queue here
         label = undoable_label(project, user)
         if label is None:
-            raise ValueError("nothing to undo")
-        _lock_state(project)
+            raise NothingToUndoError("nothing to undo (your last label was undone already)")
         label = Label.objects.select_for_update().get(pk=label.pk)
         item = Item.objects.select_for_update().get(pk=label.item_id)
+        if label.undone_at is not None:  # cannot happen under the state lock; checked all the same
+            raise NothingToUndoError("nothing to undo (your last label was undone already)")
         if Honeypot.objects.filter(label=label).update(label=None):
             _retract(project, label, item)  # not primary: only its row changes
             return item
@@ -280,15 +308,27 @@ def undo_last_label(project: Project, user: Any) -> Item:
         return item
 
 
-#: how many of an annotator's own labels the queue lists beside the item (each one changeable)
+#: THE rule of which labels can be changed: an annotator's last RECENT_LABELS standing labels in
+#: a project (the queue lists them beside the item; :func:`change_label` refuses any other)
 RECENT_LABELS = 10
+
+
+def _recent(project: Project, user: Any) -> Any:
+    """``user``'s standing labels in ``project``, newest first (slice it)."""
+    return Label.objects.filter(project=project, annotator=user, undone_at__isnull=True).order_by("-id")
 
 
 def recent_labels(project: Project, user: Any, n: int = RECENT_LABELS) -> list[Label]:
     """``user``'s last ``n`` labels in ``project`` that are not undone, newest first, each with
     its item (what the queue lists beside the item; :func:`change_label` changes one)."""
-    return list(Label.objects.filter(project=project, annotator=user, undone_at__isnull=True)
-                .select_related("item").defer("item__data", "item__vector").order_by("-id")[:n])
+    return list(_recent(project, user).select_related("item").defer("item__data", "item__vector")[:n])
+
+
+def changeable_ids(project: Project, user: Any) -> set[int]:
+    """Ids of the labels ``user`` may change in ``project``: their last :data:`RECENT_LABELS`
+    standing labels (the one definition the page's list and :func:`change_label` share; a
+    reviewer's adjudication among them is still refused by :func:`change_label`)."""
+    return set(_recent(project, user).values_list("pk", flat=True)[:RECENT_LABELS])
 
 
 def change_label(project: Project, user: Any, label_id: int, value: Any) -> Label:
@@ -301,18 +341,32 @@ def change_label(project: Project, user: Any, label_id: int, value: Any) -> Labe
     On an overlapped item the new opinion is not primary: the item's consensus is aggregated
     again (:func:`.consensus.mark_due`) once its opinions are all in.
 
-    Raises ``Label.DoesNotExist`` for a label that is not ``user``'s in ``project`` or is undone,
-    ValueError when ``value`` is not a class or a reviewer decided the item. A primary change,
+    Raises ``Label.DoesNotExist`` for a label that is not ``user``'s opinion in ``project``,
+    ValueError when ``value`` is not a class or a reviewer decided the item,
+    :class:`NotChangeableError` for a label undone or changed already, or older than the user's
+    last :data:`RECENT_LABELS` (:func:`changeable_ids`). A primary change,
     and a change on an overlapped item, need ``apply_labels`` (the caller's
     :func:`.send.labels_changed` when :func:`needs_pipeline`).
+
+    Safe to repeat and to race (docs/architecture.md, "Repeated and concurrent requests"): the
+    state lock first, then the label's row, checked again; a repeat of a change that happened
+    (same label, same value) returns the label that replaced it and changes nothing.
     """
     with transaction.atomic():
         _lock_state(project)
         label = Label.objects.select_for_update().get(pk=label_id, project=project, annotator=user,
-                                                      undone_at__isnull=True, kind=Label.Kind.OPINION)
-        cls = project.parse_class(value)
+                                                      kind=Label.Kind.OPINION)
+        cls = project.parse_class(value)  # after the lookup: another's label is 404 whatever the value
+        if label.undone_at is not None:
+            done = (Label.objects.filter(item_id=label.item_id, annotator=user, undone_at__isnull=True,
+                                         kind=Label.Kind.OPINION, pk__gt=label.pk).order_by("-id").first())
+            if done is not None and done.value == cls:
+                return done  # a repeat: that change happened
+            raise NotChangeableError("this label was changed or undone already")
         if label.value == cls:
             return label
+        if label.pk not in changeable_ids(project, user):
+            raise NotChangeableError(f"only your last {RECENT_LABELS} labels can be changed")
         if consensus.is_adjudicated(label.item_id):
             raise ValueError("a reviewer decided this item: its labels cannot change")
         item = Item.objects.select_for_update().get(pk=label.item_id)

@@ -2,8 +2,9 @@
 
 :class:`ApiErrorMiddleware` turns the refusals views raise (``Http404``, ``PermissionDenied``,
 ``BadRequest``) into JSON with their message, and rewrites any other non-JSON error answer
-under the prefix (an unknown URL's 404, a 405, the size limit's 413, the 500 page of an
-uncaught exception) into JSON with the status's reason. A 500 is still logged with its
+under the prefix (an unknown URL's 404, a 405, the 500 page of an uncaught exception) into JSON
+with the status's reason (a plain-text refusal, such as the body limits' 411 and 413, with its
+own text). A 500 is still logged with its
 traceback by Django (``django.request``) before it is rewritten.
 """
 
@@ -15,9 +16,17 @@ from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOpera
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 
 API_PREFIX = "/api/"
+#: a plain-text refusal (the size limits') keeps its message, cut to this many characters
+MESSAGE_CHARS = 500
 #: exception -> status, for the refusals answered with the exception's own message
 REFUSALS: tuple[tuple[type[Exception], int], ...] = (
     (Http404, 404), (PermissionDenied, 403), (BadRequest, 400), (SuspiciousOperation, 400))
+
+
+class TooManyWrongTokensError(Exception):
+    """An address sent ``AXES_FAILURE_LIMIT`` wrong API tokens within ``AXES_COOLOFF_TIME``
+    (the login's limits, django-axes): answered 429 until the cool-off ends. Counted in the
+    cache, per process with the default cache (docs/operations.md, "Request bodies")."""
 
 
 def error_response(message: str, status: int = 400) -> JsonResponse:
@@ -36,6 +45,8 @@ class ApiErrorMiddleware:
         if (request.path.startswith(API_PREFIX) and response.status_code >= 400
                 and not response.get("Content-Type", "").startswith("application/json")):
             message = f"{response.status_code} {response.reason_phrase}".lower()
+            if response.get("Content-Type", "").startswith("text/plain") and not response.streaming:
+                message = response.content.decode("utf-8", "replace")[:MESSAGE_CHARS] or message
             allow = response.get("Allow")
             json_response = error_response(f"{message} (allowed: {allow})" if allow else message,
                                            response.status_code)
@@ -47,6 +58,8 @@ class ApiErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not request.path.startswith(API_PREFIX):
             return None
+        if isinstance(exception, TooManyWrongTokensError):
+            return error_response("too many wrong tokens from this address: wait and try again", 429)
         for kind, status in REFUSALS:
             if isinstance(exception, kind):
                 return error_response(str(exception) or HttpResponse(status=status).reason_phrase.lower(),

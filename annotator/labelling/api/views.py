@@ -12,9 +12,9 @@ project), or a logged-in member's session (handy for the dashboard).
   naming the item (``item 3: ...``, 0-based).
 * ``GET /api/projects/<id>/items?ids=1,2,3`` -> ``{"items": [{"id", "seq", "status",
   "prediction", "score", "query_prob", "queried", "model_version"}, ...]}``; decision fields
-  are null until the item is decided. ``prediction``, ``score`` and ``query_prob`` stay null
-  for an annotator's session when the project hides the model's guess from annotators; an
-  annotator's honeypots show as the queued items they pass for (:func:`.honeypots.as_seen_by`).
+  are null until the item is decided. The decision fields (:data:`HIDDEN_FROM_MEMBERS`) are
+  for the project's token and its admins: an annotator's or reviewer's session gets them null
+  for every item, so that no field tells a honeypot from a queued item (docs/teams.md).
 * ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
   annotator's session when the project keeps its dashboard for admins.
 * ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
@@ -48,6 +48,8 @@ import binascii
 import hmac
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -61,14 +63,12 @@ from annotator.labelling.projects.access import (
     may_review,
     project_for,
     sees_dashboard,
-    sees_predictions,
 )
 from annotator.labelling.reporting import dataset_export
 from annotator.labelling.reporting.export import opinion_rows
 from annotator.labelling.reporting.metrics import project_metrics
 from annotator.labelling.teams.agreement import project_agreement
 from annotator.labelling.teams.audit_sampling import audit_estimate
-from annotator.labelling.teams.honeypots import as_seen_by
 from annotator.labelling.teams.quality import annotator_quality
 from annotator.labelling.teams.reviews import review_rows
 from annotator.labelling.worker import send
@@ -77,6 +77,7 @@ from learners.uploads.input_rules import parse_json
 from learners.uploads.records import checked_filename
 from learners.uploads.tabular import row_record
 
+from .errors import TooManyWrongTokensError
 from .errors import error_response as _error
 from .schema import (
     CONTENT_KEY,
@@ -91,6 +92,10 @@ from .schema import (
 )
 
 MAX_IDS = 1000
+#: the decision fields an annotator's or reviewer's session never sees (null for every item):
+#: each one tells the items the model decided alone, the honeypot pool, from the queued ones
+#: (docs/teams.md, "Honeypots")
+HIDDEN_FROM_MEMBERS = ("status", "prediction", "score", "query_prob", "queried", "model_version")
 OPINIONS_PAGE = 1000
 WRONG_TOKEN = "wrong token, or no such project"
 
@@ -101,11 +106,16 @@ def _authorized_project(request: HttpRequest, pk: int) -> tuple[Project, Any]:
     a session: as :func:`.access.project_for` (404 for a non-member, as for a missing project)."""
     header = request.headers.get("Authorization", "")
     if header.startswith("Token "):
+        throttle = f"api-wrong-token:{request.META.get('REMOTE_ADDR', '')}"
+        if cache.get(throttle, 0) >= settings.AXES_FAILURE_LIMIT:
+            raise TooManyWrongTokensError()
         project = Project.objects.filter(pk=pk).first()
         expected = project.api_token if project is not None else new_token()  # same work either way
         given = header[len("Token "):].strip().encode("utf-8", "replace")  # any header bytes
         if hmac.compare_digest(given, expected.encode()) and project is not None:
             return project, None
+        cache.add(throttle, 0, timeout=settings.AXES_COOLOFF_TIME.total_seconds())
+        cache.incr(throttle)
         raise PermissionDenied(WRONG_TOKEN)
     if request.user.is_authenticated:
         return project_for(request.user, pk), request.user
@@ -159,16 +169,15 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
         return _error("ids must be a comma-separated list of item ids")
     if len(ids) > MAX_IDS:
         return _error(f"at most {MAX_IDS} ids per request")
-    rows = {r["id"]: r for r in Item.objects.filter(project=project, pk__in=ids).values(
-        "id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")}
+    found = Item.objects.filter(project=project, pk__in=ids).values(
+        "id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")
+    rows: dict[int, dict[str, Any]] = {r["id"]: dict(r) for r in found}
     missing = [i for i in ids if i not in rows]
     if missing:
         return _error(f"no such item(s) in this project: {missing[:10]}", status=404)
-    if user is not None and not sees_predictions(user, project):
-        for row in rows.values():
-            row["prediction"] = row["score"] = row["query_prob"] = None
     if user is not None and not is_project_admin(user, project):
-        as_seen_by(user, rows)  # an annotator's honeypots pass for queued items
+        for row in rows.values():  # the same for every item: nothing tells a honeypot apart
+            row.update(dict.fromkeys(HIDDEN_FROM_MEMBERS))
     return JsonResponse({"items": [rows[i] for i in ids]})
 
 

@@ -7,8 +7,11 @@ skipped nor been served before (AUTO items are never queued, so a honeypot never
 queue, overlap or the consensus). It is recorded as a :class:`~.models.Honeypot` and stays theirs
 until they answer (their answer is a non-primary :class:`~.models.Label`, never applied to the
 learner), skip or undo, exactly like a leased item: same panel, same URLs, same answers, the
-label counted in their progress, the waiting count one fewer while they hold it. Only the
-project's admins see which items were honeypots (the annotator quality on the dashboard).
+label counted in their progress, the waiting count one fewer while they hold it, the same
+answers to a repeat (a repeated label is 409 before the item's status is looked at). The items
+API shows annotators and reviewers no decision field at all (status, query flag, model version,
+prediction: null for every item). Only the project's admins see which items were honeypots
+(the annotator quality on the dashboard).
 """
 
 from __future__ import annotations
@@ -70,21 +73,3 @@ def maybe_serve(project: Project, user: Any, front: int) -> Item | None:
 def honeypot_of(label: Label) -> Honeypot | None:
     """The honeypot ``label`` answered, if it is a honeypot answer."""
     return Honeypot.objects.filter(label=label).first()
-
-
-def as_seen_by(user: Any, rows: dict[int, Any]) -> None:
-    """Show ``user``'s honeypots among the item rows ``{id: {"status", "queried", ...}}`` (the
-    items API) as the queued items they pass for: "leased" while open, "labelled" once answered,
-    "queued" once skipped, and queried; other rows are left as they are (in place)."""
-    served = dict(Honeypot.objects.filter(annotator=user, item_id__in=list(rows))
-                  .values_list("item_id", "label_id"))
-    skipped = set(Skip.objects.filter(annotator=user, item_id__in=list(rows), item__status=Item.Status.AUTO)
-                  .values_list("item_id", flat=True))
-    for pk, row in rows.items():
-        if pk in served:
-            row["status"] = Item.Status.LEASED if served[pk] is None else Item.Status.LABELLED
-        elif pk in skipped:
-            row["status"] = Item.Status.QUEUED
-        else:
-            continue
-        row["queried"] = True

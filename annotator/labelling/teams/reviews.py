@@ -26,7 +26,7 @@ from django.db.models import Case, Exists, OuterRef, Q, When
 from django.utils import timezone
 
 from annotator.labelling.annotation.actions import LeasedToOtherError
-from annotator.labelling.models import Consensus, Item, Label, Project, Review
+from annotator.labelling.models import Consensus, Item, Label, LearnerState, Project, Review
 from annotator.labelling.projects.access import may_review
 
 from . import consensus
@@ -117,13 +117,21 @@ def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
     Nothing is stored then. A disagreement's (or a suspected label's) decision is the item's final label
     (:func:`.consensus.resolve`; the caller sends ``apply_labels``, :func:`.send.labels_changed`);
     an audit's decision never reaches the learner.
+
+    Safe to repeat and to race (docs/architecture.md, "Repeated and concurrent requests"): the
+    learner state is locked FIRST (the pipeline's lock order; :func:`.consensus.resolve` writes
+    under it), then the review's row, whose decision is checked again; ``user`` repeating their
+    own decision with the same value gets the review back unchanged (nothing is applied twice).
     """
     cls = project.parse_class(value)
     if not may_review(user, project):
         raise ValueError("only the project's reviewers may decide reviews")
     with transaction.atomic():
+        LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
         now = timezone.now()
         review = Review.objects.select_for_update().get(pk=review_id, project=project)
+        if review.decided_at is not None and review.decided_by_id == user.pk and review.value == cls:
+            return review  # a repeat: decided so already
         if review.decided_at is not None:
             raise AlreadyDecidedError(f"this item was already decided ({review.value!r}): "
                                       "decisions are final")

@@ -32,6 +32,8 @@ from .request import AppRequest
 
 #: the form's rows before any run: the project's algorithm at four deltas
 DEFAULT_DELTAS = (0.1, 0.5, 1.0, 4.0)
+#: a planner run in these states counts against ``settings.PLANNER_MAX_QUEUED``
+QUEUED = (PlannerRun.Status.WAITING, PlannerRun.Status.RUNNING)
 
 
 def chosen_metric(request: AppRequest) -> str | None:
@@ -50,7 +52,8 @@ def _bad_metric(exc: ValueError) -> HttpResponse:
 @login_required
 def planner(request: AppRequest, pk: int) -> HttpResponse:
     """The form (up to 4 candidates; it starts from the settings of the last run), the settings
-    tried so far with their results, and the project's recent runs; POST starts a run in a worker."""
+    tried so far with their results, and the project's recent runs; POST starts a run in a worker,
+    unless ``settings.PLANNER_MAX_QUEUED`` runs of the project wait or run (409, the form says why)."""
     project = project_for(request.user, pk, admin=True)
     try:
         metric = chosen_metric(request)
@@ -62,13 +65,23 @@ def planner(request: AppRequest, pk: int) -> HttpResponse:
     form = PlannerForm(project, request.POST if request.method == "POST" else None, rows=rows)
     if last is not None:
         form.fields["runs"].initial = last.runs
+    full = False
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        with transaction.atomic():
-            job = PlannerRun.objects.create(project=project, created_by=request.user,
-                                            candidates=data["candidates"], runs=data["runs"],
-                                            cost=data["cost"])
-            send.run_planner(job.pk)
+        with transaction.atomic():  # the project's row locked first: concurrent starts count in turn
+            Project.objects.select_for_update().filter(pk=project.pk).values("pk").first()
+            queued = project.planner_runs.filter(status__in=QUEUED).count()
+            full = queued >= settings.PLANNER_MAX_QUEUED
+            if full:
+                form.add_error(None, f"{queued} planner run(s) of this project are waiting or running "
+                                     f"(at most {settings.PLANNER_MAX_QUEUED} at once): wait for one "
+                                     "to finish or cancel one, then start this one.")
+            else:
+                job = PlannerRun.objects.create(project=project, created_by=request.user,
+                                                candidates=data["candidates"], runs=data["runs"],
+                                                cost=data["cost"])
+                send.run_planner(job.pk)
+    if request.method == "POST" and not form.errors:
         messages.success(request, f"Planner run started: {len(data['candidates'])} setting(s) x "
                                   f"{data['runs']} "
                                   f"permutation(s); each result appears below as soon as it is known.")
@@ -77,7 +90,8 @@ def planner(request: AppRequest, pk: int) -> HttpResponse:
     context = {"project": project, "form": form, "items": items, "max_cost": settings.PLANNER_MAX_COST,
                "delta": project.learner_params()["delta"], "tried": tried_settings(project),
                "runs": project.planner_runs.all()[:5], "metric": metric or "", "metrics": RANK_METRICS}
-    return render(request, "labelling/planner.html", context, status=400 if form.errors else 200)
+    status = 409 if full else 400 if form.errors else 200
+    return render(request, "labelling/planner.html", context, status=status)
 
 
 def chart(job: PlannerRun, metric: str = "accuracy") -> str:

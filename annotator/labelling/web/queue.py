@@ -38,6 +38,7 @@ from annotator.labelling.annotation.actions import (
     RECENT_LABELS,
     DuplicateLabelError,
     LeasedToOtherError,
+    NotChangeableError,
     change_label,
     lease_next,
     needs_pipeline,
@@ -218,8 +219,9 @@ def undo(request: AppRequest, pk: int) -> HttpResponse:
 def change(request: AppRequest, pk: int, label_pk: int) -> HttpResponse:
     """Change one of my labels to the posted ``value`` (see :func:`.actions.change_label`:
     the learner is corrected as an undo corrects it), then show the current item again.
-    Refused: a label that is not mine, not in the project or undone (404), a value that is not
-    a class (400)."""
+    Refused: a label that is not mine or not in the project (404), one changed or undone
+    already or older than my last :data:`.actions.RECENT_LABELS` (409), a value that is not a
+    class (400). A repeat of a change that happened answers as the change did."""
     project = project_for(request.user, pk)
     try:
         with transaction.atomic():
@@ -228,6 +230,8 @@ def change(request: AppRequest, pk: int, label_pk: int) -> HttpResponse:
                 send.labels_changed(project.pk)
     except Label.DoesNotExist:
         raise Http404("no such label of yours in this project") from None
+    except NotChangeableError as exc:  # changed or undone already, or older than the last ones
+        return _refuse(request, project, str(exc), 409)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 400)
     if not request.htmx:
