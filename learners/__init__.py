@@ -6,7 +6,7 @@ learner; ``learners.REGISTRY`` lists them with their tasks and parameters.
 exported model (``save_model``) that featurizes and predicts raw items.
 """
 
-from . import baselines, dada, kmc, oasis, paa, soal  # noqa: F401  (each module registers its family)
+from . import auto, baselines, dada, kmc, oasis, paa, soal  # noqa: F401  (each module registers its family)
 from .base import BlockDecisions, Decision, Learner
 from .model_file import ExportedModel, load_model, save_model
 from .registry import (
