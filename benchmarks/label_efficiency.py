@@ -260,7 +260,7 @@ def river_once(rows: list[dict[int, float]], yp: np.ndarray, task: Task, ratio: 
             model.weights[k]  # declare the class (defaultdict): uniform probabilities at start
         labels = [int(c) for c in yp]
     sampler = active.EntropySampler(model, discount_factor=3.0, seed=run)
-    budget = BudgetController(ratio, 1.0 / 3.0)
+    budget = BudgetController(ratio, 1.0 / 3.0, length=len(rows))  # as our learners' replays
     _, rng = run_seeds(SEED, run)
     correct = queried = 0
     t0 = time.perf_counter()
@@ -608,12 +608,12 @@ def _summary(rows: list[dict[str, float]]) -> dict[str, float]:
 
 def allowed_ratio(r: float, items: int) -> float:
     """The largest query ratio that holds budget ``r`` on a stream of ``items`` items: the
-    issue's tolerance ``HELD * r``, or on a stream (or prefix) too short for the budget plan to
-    have repaid its advance the plan's own allowance ``(plan(items) + burst) / items``: the
-    advance spends up to ``r`` x 1,000 labels early (docs/budget.md), so 200 items at 10% may
-    use 123. On the report's whole streams (5,574 items and more) it is ``HELD * r``."""
-    ctl = BudgetController(r)
-    return max(HELD * r, (ctl.plan(items) + ctl.burst) / items)
+    issue's tolerance ``HELD * r``, or the plan's own allowance ``(plan(items) + burst) / items``
+    when that is more. The replays know the length of their stream (or prefix), so the plan
+    repays its advance by the last item (docs/budget.md) and the allowance is ``HELD * r``
+    unless the burst alone is more."""
+    ctl = BudgetController(r, length=items)
+    return max(HELD * r, (ctl.plan(items) + ctl.fitted_burst) / items)
 
 
 def _held(s: dict[str, float], r: float) -> bool:

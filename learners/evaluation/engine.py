@@ -291,7 +291,8 @@ def replay_permuted(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: T
     learner = make(setting.algo, n_features=Xp.shape[1], classes=list(task.classes), **setting.params)
     budget = None
     if setting.budget is not None:
-        budget = BudgetController.for_learner(setting.budget, learner)
+        # the replay knows the stream's length: the plan fits it (docs/budget.md)
+        budget = BudgetController.for_learner(setting.budget, learner, length=Xp.shape[0])
     trace = replay(learner, Xp, yp, rng, budget=budget, fast=fast)
     out = stream_metrics(yp, trace.pred, trace.queried, task.binary)
     out["seconds"] = trace.seconds

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET
 
 import learners
 from annotator.labelling.api.schema import CONTENT_KEY
+from annotator.labelling.engine import label_budget
 from annotator.labelling.models import Membership, Project
 from annotator.labelling.projects.access import project_for
 from annotator.labelling.projects.creation import create_project
@@ -151,6 +152,7 @@ def _context(request: AppRequest, project: Project) -> dict[str, Any]:
         "members": project.memberships.select_related("user").order_by("user__username"),
         "changes": project.changes.select_related("user")[:50],
         "curl": curl_example(project, api_url),
+        "budget_promise": label_budget.promise(project),
     }
 
 
