@@ -15,7 +15,8 @@ permutation and decision uniforms of ``(seed, r)`` (the same for every algorithm
 mean and std over runs are reported. Without ``--algo`` the replay runs a new project's learner
 (``learners.DEFAULT_ALGORITHM``: ``auto``, docs/algorithms/auto.md). ``--data`` may be
 repeated to merge files into one stream (e.g. a train and a test part). Ranges ``2^a..2^b``
-step 1 in the exponent unless ``:s`` is appended (``2^-8..2^2:0.5``). Ratios are fractions (``0.1``) or percents (``10%``).
+step 1 in the exponent unless ``:s`` is appended (``2^-8..2^2:0.5``). Ratios are fractions
+(``0.1``) or percents (``10%``).
 With ``--kind``, FILE is one of the app's upload files (CSV/JSONL of text or URLs with a
 ``label`` column, ZIP of images with ``labels.csv`` or class folders, each optionally ``.gz``)
 featurized as a new project of that kind would be (:mod:`.raw`); ``--featurizer`` and
