@@ -92,7 +92,7 @@ from learners.evaluation.datasets import class_values
 from learners.evaluation.engine import Setting, Task, make_task, permuted, replay_permuted, run_seeds
 from learners.evaluation.raw import featurizer_config, load_raw
 from learners.features import DEFAULT, featurizer_class, featurizer_names, measured_speed
-from learners.registry import REGISTRY, make, validate_params
+from learners.registry import REGISTRY, default_algorithm, make, validate_params
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = (0.02, 0.05, 0.10, 0.20)
@@ -678,7 +678,7 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: 
     by_stream: dict[str, list[Cell]] = defaultdict(list)
     for c in cells:
         by_stream[c.stream].append(c)
-    goal_rows, peer_rows = [], []
+    goal_rows, peer_rows, default_rows = [], [], []
     for stream, all_cells in by_stream.items():
         mine = [c for c in all_cells if c.algo != "river"]
         rivers = {c.featurizer: c for c in all_cells if c.algo == "river" and c.results}
@@ -720,6 +720,13 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: 
                 if best and rv and rs.get(("river", r)):
                     peer_rows.append((stream, fname, r, best, rs[("river", r)],
                                       _paired(best[0].results[("active", r)], rv.results[("river", r)])))
+                default = default_algorithm("binary" if meta["classes"] == 2 else "multiclass")
+                dc = next((c for c in _whole(mine) if c.featurizer == fname and c.algo == default
+                           and c.results.get(("active", r))), None)
+                if best and dc and rv and rs.get(("river", r)):
+                    default_rows.append((stream, fname, r, dc, _summary(dc.results[("active", r)]),
+                                         rs[("river", r)], best,
+                                         _paired(dc.results[("active", r)], rv.results[("river", r)])))
         svg = svg_dir / f"{stream}.svg"
         svg.write_text(_chart(stream, mine, rivers, meta["n"]))
         lines += [f"![learning curve]({os.path.relpath(svg, out.parent)})", ""]
@@ -728,7 +735,7 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: 
             c, s = best10
             s20 = _sums(c).get(("active", 0.20))
             goal_rows.append((stream, c, s, s20, _sums(c).get(("all", 1.0))))
-    lines[len(lines):] = _summary_tables(goal_rows, peer_rows)
+    lines[len(lines):] = _summary_tables(goal_rows, peer_rows) + _default_table(default_rows)
     out.write_text("\n".join(lines) + "\n")
 
 
@@ -768,6 +775,23 @@ def _summary_tables(goal_rows: list, peer_rows: list) -> list[str]:
         verdict = "yes" if diff >= 0 else ("level" if -diff < sd / np.sqrt(n) else "behind")
         out.append(f"| {stream} | {name} | {int(100 * r)}% | {cell.algo} | {_fmt(s, r)} | {_fmt(rs, r)} | "
                    f"{100 * diff:+.2f} ± {100 * sd:.2f} | {won} of {n} | {verdict} |")
+    return out
+
+
+def _default_table(rows: list) -> list[str]:
+    """A new project's learner (``learners.DEFAULT_ALGORITHM``) against river (paired, as above)
+    and against the best learner of its stream x featurizer x budget (docs/algorithms/auto.md)."""
+    out = ["", "A new project's learner (`learners.DEFAULT_ALGORITHM`: docs/algorithms/auto.md) against "
+           "river (paired, as above) and against the best learner of the same vectors and budget "
+           "(its gap in points; the goal: at most 0.3).", "",
+           "| stream | featurizer | budget | default learner | its accuracy | river | difference (pt) | won "
+           "| ahead | best learner | gap to best (pt) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for stream, fname, r, cell, s, rs, (best, bs), (diff, sd, won, n) in rows:
+        name = f"**{fname}**" if DEFAULT.get(STREAMS[stream].kind) == fname else fname
+        verdict = "yes" if diff >= 0 else ("level" if -diff < sd / np.sqrt(n) else "behind")
+        out.append(f"| {stream} | {name} | {int(100 * r)}% | {cell.algo} | {_fmt(s, r)} | {_fmt(rs, r)} | "
+                   f"{100 * diff:+.2f} ± {100 * sd:.2f} | {won} of {n} | {verdict} | {best.algo} | "
+                   f"{100 * (bs['acc'] - s['acc']):.2f} |")
     return out
 
 

@@ -12,7 +12,9 @@ scored with weight ``1/q``::
 
 so that ``correct_i / n_seen`` is an unbiased estimate of candidate i's online accuracy on every
 item seen, queried or not (each item is labelled with probability q: E[1[queried] / q] = 1).
-Then every candidate learns the label, and the leader is chosen again.
+Then every candidate learns the label, and the leader is chosen again: the first candidate (the
+measured best of its task) unless another one is ahead of it by more than ``Z`` standard errors
+of the difference, then the one with the largest count among those ahead.
 
 ``static_between_labels`` holds because it holds for every candidate: the estimates move only
 on labels, so the leader does not change between labels either. The candidates' own round
@@ -30,7 +32,7 @@ import scipy.sparse as sp
 from .base import BlockDecisions, Learner
 from .registry import delta_param, make, register
 
-#: the candidates of each task, the first one the leader until the labels say otherwise (ties
+#: the candidates of each task, the first one the leader until the labels show another is better (ties
 #: go to the earlier one). Chosen by measurement: docs/algorithms/auto.md, "Candidates".
 CANDIDATES: dict[str, tuple[str, ...]] = {
     "binary": ("d-amd", "d-ada", "soal"),
@@ -39,6 +41,10 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
 #: smallest q a label's weight divides by (a q below it, which the active rules never produce
 #: unless a budget's cap or thinning does, would let one label outweigh thousands)
 MIN_WEIGHT_Q = 1e-6
+#: a candidate replaces the first one only when its estimate is ahead by more than Z standard
+#: errors of the difference (a one-sided test): a few labels with large weights would otherwise
+#: hand the stream to whichever candidate guessed them (measured: docs/algorithms/auto.md)
+Z = 2.0
 
 
 class Auto(Learner):
@@ -46,7 +52,8 @@ class Auto(Learner):
 
     State: each candidate's own state (arrays prefixed ``"<i>:"``, counters and extra meta in
     ``extra["candidates"]``), ``correct`` (float (m,): the weighted counts of correct predictions,
-    one per candidate) and the leader's index. Score and query probability: the leader's.
+    one per candidate), ``spread`` (float (m,): the sums of squared weighted differences to the
+    first candidate, the variance estimate of ``correct_i - correct_0``) and the leader's index. Score and query probability: the leader's.
     ``delta``, ``query`` and ``p`` are passed to every candidate, so a budget's knob moves them
     all together.
 
@@ -74,6 +81,7 @@ class Auto(Learner):
                  query=self.query, p=self.p)
             for name in self.candidate_names]
         self.correct = np.zeros(len(self.candidates))
+        self.spread = np.zeros(len(self.candidates))  # sum of (weight * (ok_i - ok_0))^2
         self.leader = 0
 
     @property
@@ -108,12 +116,20 @@ class Auto(Learner):
         # as at its decision when the label follows it (the replay); see docs/algorithms/auto.md
         q = self._decision_parts(idx, vals)[2]
         weight = 1.0 / max(q, MIN_WEIGHT_Q)
-        for i, c in enumerate(self.candidates):
-            if c._decision_parts(idx, vals, predict_only=True)[0] == code:
-                self.correct[i] += weight
+        ok = np.array([c._decision_parts(idx, vals, predict_only=True)[0] == code for c in self.candidates],
+                      dtype=float)
+        self.correct += weight * ok
+        self.spread += (weight * (ok - ok[0])) ** 2
         for c in self.candidates:
             c.learn_row(idx, vals, code)
-        self.leader = int(np.argmax(self.correct))  # ties: the earlier candidate
+        self.leader = self._choose()
+
+    def _choose(self) -> int:
+        """The first candidate, unless others are ahead of it by more than :data:`Z` standard errors
+        of the difference (``sqrt(spread)``): then the one with the largest count among those."""
+        ahead = self.correct - self.correct[0] > Z * np.sqrt(self.spread)
+        ahead[0] = True
+        return int(np.flatnonzero(ahead)[np.argmax(self.correct[ahead])])  # ties: the earlier one
 
     def _observe(self, idx, vals) -> None:
         for c in self.candidates:
@@ -132,7 +148,7 @@ class Auto(Learner):
                                 "extra": c._state_meta()} for c in self.candidates]}
 
     def _state_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {"correct": self.correct}
+        arrays = {"correct": self.correct, "spread": self.spread}
         for i, c in enumerate(self.candidates):
             arrays.update({f"{i}:{k}": v for k, v in c._state_arrays().items()})
         return arrays
@@ -143,6 +159,7 @@ class Auto(Learner):
             raise ValueError(f"auto state has candidates {[m['name'] for m in metas]}, "
                              f"this version runs {list(self.candidate_names)}")
         self.correct = arrays["correct"].astype(np.float64)
+        self.spread = arrays["spread"].astype(np.float64)
         self.leader = int(extra["leader"])
         for i, (c, meta) in enumerate(zip(self.candidates, metas, strict=True)):
             prefix = f"{i}:"

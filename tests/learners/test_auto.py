@@ -64,9 +64,22 @@ def test_the_estimates_are_unbiased_for_every_candidate():
     assert np.mean(unweighted) < 0.7
 
 
-def test_the_leader_is_the_candidate_with_the_largest_estimate():
+def test_another_candidate_leads_only_when_clearly_ahead_of_the_first():
+    lrn = learners.make("auto", n_features=D, classes=["neg", "pos"])
+    lrn.correct[:] = [10.0, 30.0, 25.0]
+    lrn.spread[:] = [0.0, 64.0, 1.0]  # both ahead by more than Z = 2 standard errors: the larger leads
+    assert lrn._choose() == 1
+    lrn.spread[:] = [0.0, 400.0, 1.0]  # 20 ahead, but 2 x 20 is the noise: only the third is ahead
+    assert lrn._choose() == 2
+    lrn.spread[:] = [0.0, 400.0, 400.0]
+    assert lrn._choose() == 0
+    lrn.correct[:] = [10.0, 5.0, 10.0]
+    lrn.spread[:] = [0.0, 0.0, 0.0]  # a tie is not ahead
+    assert lrn._choose() == 0
+
+
+def test_the_leader_decides():
     lrn, _ = run(3, delta=0.3)
-    assert lrn.leader == int(np.argmax(lrn.correct))
     assert lrn.leader_name == CANDIDATES["binary"][lrn.leader]
     x = np.linspace(-1.0, 1.0, D)
     leader = lrn.candidates[lrn.leader]
