@@ -53,9 +53,9 @@ class Auto(Learner):
     State: each candidate's own state (arrays prefixed ``"<i>:"``, counters and extra meta in
     ``extra["candidates"]``), ``correct`` (float (m,): the weighted counts of correct predictions,
     one per candidate), ``spread`` (float (m,): the sums of squared weighted differences to the
-    first candidate, the variance estimate of ``correct_i - correct_0``) and the leader's index. Score and query probability: the leader's.
-    ``delta``, ``query`` and ``p`` are passed to every candidate, so a budget's knob moves them
-    all together.
+    first candidate, the variance estimate of ``correct_i - correct_0``) and the leader's index.
+    Score and query probability: the leader's. ``delta``, ``query`` and ``p`` are passed to every
+    candidate, so a budget's knob moves them all together.
 
     Example (two classes: the binary candidates; before any label the first one leads):
 
