@@ -14,7 +14,9 @@ goes through the stages below before the one Bernoulli draw of :meth:`learners.b
    When the stream's length N is known (an upload; the items expected from an API stream's
    arrival rate: :meth:`BudgetController.fit_length`) the plan fits it: the horizon is at most
    ``N / (1 + REPAY_SPAN)``, so the advance is repaid by item N, and the hard cap's burst at most
-   ``BURST_SHARE * R * N`` labels, so a short stream ends within 10% of R from its first item.
+   ``BURST_SHARE * R * N`` labels, and when the law falls behind the plan by more than as many
+   labels the rest of the stream is sampled at the rate still due (the catch-up), so a short
+   stream ends within 10% of R from its first item.
 1. **Knob** (all learners). The learner's query knob ``k`` (:meth:`Learner.budget_knob`:
    ``delta`` for the active rules, ``s0`` for OASIS's threshold rule, ``p`` for random
    querying and for learners that never query actively) follows an integral control law on
@@ -247,12 +249,15 @@ class BudgetController:
         return max(min(1.0, max(0.0, float(q))) * self.thinning, self.catch_up())
 
     def catch_up(self) -> float:
-        """The least probability of the next item on a stream of known length: the labels still
-        due by its end over the items left, when that is more than R (the law alone fell behind
-        the plan), else 0. Without a known length (or past it) always 0."""
+        """The least probability of the next item on a stream of known length N: the labels still
+        due by its end, less a slack of ``BURST_SHARE * R * N``, over the items left, when that is
+        more than R (the law alone fell behind the plan by more than the slack), else 0. Without
+        a known length (or past it) always 0. The slack keeps a long stream that lags by a few
+        labels on its own rule (a floor of R would sample its confident items at random)."""
         if self.length is None or self.n_seen >= self.length:
             return 0.0
-        rate = (self.plan(self.length) - self.n_queried) / (self.length - self.n_seen)
+        due = self.plan(self.length) - BURST_SHARE * self.target * self.length - self.n_queried
+        rate = due / (self.length - self.n_seen)
         # DEVIATION (budget mode): no paper raises a probability to keep a promise (docs/budget.md).
         return min(1.0, rate) if rate > self.target else 0.0
 
