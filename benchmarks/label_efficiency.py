@@ -623,7 +623,7 @@ def _held(s: dict[str, float], r: float) -> bool:
 
 def _fmt(s: dict[str, float] | None, r: float | None = None) -> str:
     """``acc ± std (query%)``, flagged when budget ``r`` was overspent, or said when it was held
-    only by the plan's advance of a short stream (:func:`allowed_ratio`)."""
+    only by the plan's own allowance (:func:`allowed_ratio`: the burst on a very short stream)."""
     if s is None:
         return "-"
     over = ""
@@ -670,8 +670,7 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: 
              f"all of a row's replays. A learner whose replays of the whole stream would take more than "
              f"{args.cell_minutes:g} CPU-min runs on the first items of each permutation, as many as its "
              f"replays can take in {args.prefix_minutes:g} CPU-min (said in its row; not comparable with "
-             f"whole streams, so never 'best'; a prefix shorter than 3,000 items may spend the budget "
-             f"plan's advance, up to the budget's share of 1,000 items, which its row says: "
+             f"whole streams, so never 'best'; the budget's plan fits the prefix's length, "
              f"docs/budget.md). A new project's default "
              f"featurizer of each kind: "
              + ", ".join(f"{k} `{v}`" for k, v in DEFAULT.items() if k != "vectors") + ".", ""]
