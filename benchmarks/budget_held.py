@@ -2,17 +2,26 @@
 on the four raw streams, featurized by the app's default featurizers (``learners.features``).
 
     PYTHONPATH=. .venv/bin/python benchmarks/budget_held.py [--items N] [--algo NAME ...]
+    PYTHONPATH=. .venv/bin/python benchmarks/budget_held.py --short-only   # the short-stream section alone
 
 Streams (the shared datasets folder, read in file order, first ``--items`` of each): SMS spam
 (binary, ham / spam), AG News (4 classes), MNIST test digits as PNG bytes (10 classes), URLs
 (binary, benign / malicious). Each learner of the stream's task runs once per R in budget mode
 (``docs/budget.md``, one seeded stream order); the report gives the achieved ratio and its
 ratio to R (the goal: within 25%, i.e. 0.75..1.25). Writes ``benchmarks/BUDGET.md``.
+
+Short streams (section "Short streams"): a new project's learner (``learners.DEFAULT_ALGORITHM``)
+on the first 200, 500, 1,800 and 10,000 items of each stream (``SHORT_SEEDS`` seeded orders), at
+R in ``SHORT_TARGETS``, with the stream's length known to the controller (an upload:
+``BudgetController(length=...)``, docs/budget.md) and, for contrast, unknown; achieved ratio
+(goal: within 10% of R on the whole stream, first item included) and online accuracy.
+``--short-only`` rewrites that section alone and keeps the rest of the report.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,6 +38,10 @@ from learners.evaluation.engine import replay_per_item
 from learners.features import DEFAULT, default_config, make_featurizer
 
 TARGETS = (0.02, 0.05, 0.10, 0.20)
+SHORT_LENGTHS = (200, 500, 1800, 10_000)
+SHORT_TARGETS = (0.05, 0.10, 0.20, 0.30)
+SHORT_SEEDS = 3
+SHORT_HEADING = "## Short streams"
 
 
 def streams(n: int) -> dict[str, tuple[str, list, object, np.ndarray]]:
@@ -50,14 +63,68 @@ def streams(n: int) -> dict[str, tuple[str, list, object, np.ndarray]]:
     return out
 
 
+def short_streams(data: dict[str, tuple[str, list, object, np.ndarray]]) -> list[str]:
+    """The "Short streams" section: the default learner on prefixes, length known and unknown."""
+    t0 = time.perf_counter()
+    lines = [SHORT_HEADING, "",
+             "`PYTHONPATH=. .venv/bin/python benchmarks/budget_held.py --short-only`", "",
+             "A new project's learner (`learners.DEFAULT_ALGORITHM`) on the first N items of "
+             f"{SHORT_SEEDS} seeded orders of each stream. Cell: achieved query ratio over the whole "
+             "stream, first item included, as ratio / R (mean, and the range over the orders), then the "
+             "online accuracy (mean). `known`: the controller knows the length (an upload; "
+             "docs/budget.md, the plan fits it); `unknown`: the default plan (R x 1,000 labels "
+             "advanced, repaid by item 3,000).", ""]
+    lines += ["| stream | learner | N | length | " + " | ".join(f"R = {t:.0%}" for t in SHORT_TARGETS) + " |",
+              "|---|---|---|---|" + "---|" * len(SHORT_TARGETS)]
+    held = total = 0
+    for name, (_, classes, X, y) in data.items():
+        algo = learners.default_algorithm("binary" if len(classes) == 2 else "multiclass")
+        for n in SHORT_LENGTHS:
+            if n > len(y):
+                continue
+            for known in (True, False):
+                cells = []
+                for target in SHORT_TARGETS:
+                    ratios, accs = [], []
+                    for seed in range(SHORT_SEEDS):
+                        perm = np.random.default_rng(seed).permutation(len(y))[:n]
+                        Xp, yp = X[perm], y[perm]
+                        lrn = learners.make(algo, n_features=X.shape[1], classes=classes)
+                        ctl = BudgetController.for_learner(target, lrn, length=n if known else None)
+                        trace = replay_per_item(lrn, Xp, yp, np.random.default_rng(1 + seed), ctl)
+                        ratios.append(float(trace.queried.mean()) / target)
+                        accs.append(float(np.mean(trace.pred == yp)))
+                    if known:
+                        held += sum(abs(r - 1.0) <= 0.10 for r in ratios)
+                        total += len(ratios)
+                    cells.append(f"{np.mean(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}), "
+                                 f"acc {np.mean(accs):.3f}")
+                lines.append(f"| {name} | {algo} | {n:,} | {'known' if known else 'unknown'} | "
+                             + " | ".join(cells) + " |")
+                print(lines[-1], flush=True)
+    lines[6:6] = [f"Length known: within 10% of R in {held} of {total} runs. Time "
+                  f"{time.perf_counter() - t0:.0f} s, load average {os.getloadavg()[0]:.1f} at the end.", ""]
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=10_000, help="items per stream (at most)")
     ap.add_argument("--algo", nargs="*", default=None, help="learners (default: every registered one)")
+    ap.add_argument("--short-only", action="store_true",
+                    help="rewrite the short-stream section alone, keeping the rest of BUDGET.md")
     args = ap.parse_args()
     t0 = time.perf_counter()
+    report = Path(__file__).resolve().parent / "BUDGET.md"
+    data = streams(max(args.items, max(SHORT_LENGTHS)))
+    if args.short_only:
+        head = report.read_text().split(SHORT_HEADING)[0].rstrip("\n")
+        report.write_text(head + "\n\n" + "\n".join(short_streams(data)) + "\n")
+        print(report.read_text())
+        return
     rows = []
-    for name, (_, classes, X, y) in streams(args.items).items():
+    for name, (_, classes, X, y) in data.items():
+        X, y = X[:args.items], y[:args.items]
         task = "binary" if len(classes) == 2 else "multiclass"
         perm = np.random.default_rng(0).permutation(len(y))
         X, y = X[perm], y[perm]
@@ -93,7 +160,7 @@ def main() -> None:
     for name, algo, ratios in rows:
         cells = " | ".join(f"{r:.4f} ({r / t:.2f})" for r, t in zip(ratios, TARGETS, strict=True))
         lines.append(f"| {name} | {algo} | {cells} |")
-    report = Path(__file__).resolve().parent / "BUDGET.md"
+    lines += ["", *short_streams(data)]
     report.write_text("\n".join(lines) + "\n")
     print(report.read_text())
 

@@ -97,7 +97,7 @@ from learners.evaluation.datasets import class_values
 from learners.evaluation.engine import Setting, Task, make_task, permuted, replay_permuted, run_seeds
 from learners.evaluation.raw import featurizer_config, load_raw
 from learners.features import DEFAULT, featurizer_class, featurizer_names, measured_speed
-from learners.registry import REGISTRY, make, validate_params
+from learners.registry import REGISTRY, default_algorithm, make, validate_params
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = (0.02, 0.05, 0.10, 0.20)
@@ -265,7 +265,7 @@ def river_once(rows: list[dict[int, float]], yp: np.ndarray, task: Task, ratio: 
             model.weights[k]  # declare the class (defaultdict): uniform probabilities at start
         labels = [int(c) for c in yp]
     sampler = active.EntropySampler(model, discount_factor=3.0, seed=run)
-    budget = BudgetController(ratio, 1.0 / 3.0)
+    budget = BudgetController(ratio, 1.0 / 3.0, length=len(rows))  # as our learners' replays
     _, rng = run_seeds(SEED, run)
     correct = queried = 0
     t0 = time.perf_counter()
@@ -613,12 +613,12 @@ def _summary(rows: list[dict[str, float]]) -> dict[str, float]:
 
 def allowed_ratio(r: float, items: int) -> float:
     """The largest query ratio that holds budget ``r`` on a stream of ``items`` items: the
-    tolerance ``HELD * r``, or on a stream (or prefix) too short for the budget plan to
-    have repaid its advance the plan's own allowance ``(plan(items) + burst) / items``: the
-    advance spends up to ``r`` x 1,000 labels early (docs/budget.md), so 200 items at 10% may
-    use 123. On the report's whole streams (5,574 items and more) it is ``HELD * r``."""
-    ctl = BudgetController(r)
-    return max(HELD * r, (ctl.plan(items) + ctl.burst) / items)
+    tolerance ``HELD * r``, or the plan's own allowance ``(plan(items) + burst) / items``
+    when that is more. The replays know the length of their stream (or prefix), so the plan
+    repays its advance by the last item (docs/budget.md) and the allowance is ``HELD * r``
+    unless the burst alone is more."""
+    ctl = BudgetController(r, length=items)
+    return max(HELD * r, (ctl.plan(items) + ctl.fitted_burst) / items)
 
 
 def _held(s: dict[str, float], r: float) -> bool:
@@ -628,7 +628,7 @@ def _held(s: dict[str, float], r: float) -> bool:
 
 def _fmt(s: dict[str, float] | None, r: float | None = None) -> str:
     """``acc ± std (query%)``, flagged when budget ``r`` was overspent, or said when it was held
-    only by the plan's advance of a short stream (:func:`allowed_ratio`)."""
+    only by the plan's own allowance (:func:`allowed_ratio`: the burst on a very short stream)."""
     if s is None:
         return "-"
     over = ""
@@ -675,15 +675,14 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: 
              f"all of a row's replays. A learner whose replays of the whole stream would take more than "
              f"{args.cell_minutes:g} CPU-min runs on the first items of each permutation, as many as its "
              f"replays can take in {args.prefix_minutes:g} CPU-min (said in its row; not comparable with "
-             f"whole streams, so never 'best'; a prefix shorter than 3,000 items may spend the budget "
-             f"plan's advance, up to the budget's share of 1,000 items, which its row says: "
+             f"whole streams, so never 'best'; the budget's plan fits the prefix's length, "
              f"docs/budget.md). A new project's default "
              f"featurizer of each kind: "
              + ", ".join(f"{k} `{v}`" for k, v in DEFAULT.items() if k != "vectors") + ".", ""]
     by_stream: dict[str, list[Cell]] = defaultdict(list)
     for c in cells:
         by_stream[c.stream].append(c)
-    goal_rows, peer_rows = [], []
+    goal_rows, peer_rows, default_rows = [], [], []
     for stream, all_cells in by_stream.items():
         mine = [c for c in all_cells if c.algo != "river"]
         rivers = {c.featurizer: c for c in all_cells if c.algo == "river" and c.results}
@@ -725,6 +724,13 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: 
                 if best and rv and rs.get(("river", r)):
                     peer_rows.append((stream, fname, r, best, rs[("river", r)],
                                       _paired(best[0].results[("active", r)], rv.results[("river", r)])))
+                default = default_algorithm("binary" if meta["classes"] == 2 else "multiclass")
+                dc = next((c for c in _whole(mine) if c.featurizer == fname and c.algo == default
+                           and c.results.get(("active", r))), None)
+                if best and dc and rv and rs.get(("river", r)):
+                    default_rows.append((stream, fname, r, dc, _summary(dc.results[("active", r)]),
+                                         rs[("river", r)], best,
+                                         _paired(dc.results[("active", r)], rv.results[("river", r)])))
         svg = svg_dir / f"{stream}.svg"
         svg.write_text(_chart(stream, mine, rivers, meta["n"]))
         lines += [f"![learning curve]({os.path.relpath(svg, out.parent)})", ""]
@@ -733,7 +739,7 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: 
             c, s = best10
             s20 = _sums(c).get(("active", 0.20))
             goal_rows.append((stream, c, s, s20, _sums(c).get(("all", 1.0))))
-    lines[len(lines):] = _summary_tables(goal_rows, peer_rows)
+    lines[len(lines):] = _summary_tables(goal_rows, peer_rows) + _default_table(default_rows)
     out.write_text("\n".join(lines) + "\n")
 
 
@@ -773,6 +779,23 @@ def _summary_tables(goal_rows: list, peer_rows: list) -> list[str]:
         verdict = "yes" if diff >= 0 else ("level" if -diff < sd / np.sqrt(n) else "behind")
         out.append(f"| {stream} | {name} | {int(100 * r)}% | {cell.algo} | {_fmt(s, r)} | {_fmt(rs, r)} | "
                    f"{100 * diff:+.2f} ± {100 * sd:.2f} | {won} of {n} | {verdict} |")
+    return out
+
+
+def _default_table(rows: list) -> list[str]:
+    """A new project's learner (``learners.DEFAULT_ALGORITHM``) against river (paired, as above)
+    and against the best learner of its stream x featurizer x budget (docs/algorithms/auto.md)."""
+    out = ["", "A new project's learner (`learners.DEFAULT_ALGORITHM`: docs/algorithms/auto.md) against "
+           "river (paired, as above) and against the best learner of the same vectors and budget "
+           "(its gap in points; the goal: at most 0.3).", "",
+           "| stream | featurizer | budget | default learner | its accuracy | river | difference (pt) | won "
+           "| ahead | best learner | gap to best (pt) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for stream, fname, r, cell, s, rs, (best, bs), (diff, sd, won, n) in rows:
+        name = f"**{fname}**" if DEFAULT.get(STREAMS[stream].kind) == fname else fname
+        verdict = "yes" if diff >= 0 else ("level" if -diff < sd / np.sqrt(n) else "behind")
+        out.append(f"| {stream} | {name} | {int(100 * r)}% | {cell.algo} | {_fmt(s, r)} | {_fmt(rs, r)} | "
+                   f"{100 * diff:+.2f} ± {100 * sd:.2f} | {won} of {n} | {verdict} | {best.algo} | "
+                   f"{100 * (bs['acc'] - s['acc']):.2f} |")
     return out
 
 

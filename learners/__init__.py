@@ -6,13 +6,15 @@ learner; ``learners.REGISTRY`` lists them with their tasks and parameters.
 exported model (``save_model``) that featurizes and predicts raw items.
 """
 
-from . import baselines, dada, kmc, oasis, paa, soal  # noqa: F401  (each module registers its family)
+from . import auto, baselines, dada, kmc, oasis, paa, soal  # noqa: F401  (each module registers its family)
 from .base import BlockDecisions, Decision, Learner
 from .model_file import ExportedModel, load_model, save_model
 from .registry import (
+    DEFAULT_ALGORITHM,
     REGISTRY,
     Param,
     Spec,
+    default_algorithm,
     from_bytes,
     from_state,
     get_spec,
@@ -23,7 +25,8 @@ from .registry import (
 )
 
 __all__ = [
-    "REGISTRY", "BlockDecisions", "Decision", "ExportedModel", "Learner", "Param", "Spec", "from_bytes",
+    "DEFAULT_ALGORITHM", "REGISTRY", "BlockDecisions", "Decision", "ExportedModel", "Learner", "Param",
+    "Spec", "default_algorithm", "from_bytes",
     "from_state", "get_spec", "load_model", "make", "names_for_task", "save_model", "to_bytes",
     "validate_params",
 ]

@@ -11,6 +11,12 @@ goes through the stages below before the one Bernoulli draw of :meth:`learners.b
    repaid linearly over the next ``REPAY_SPAN * horizon`` items, after which ``plan(n) = R n``.
    Labels early in a stream improve every later prediction, so spending ahead at the start and
    paying back later buys online accuracy at the same final ratio (docs/budget.md, "Measured").
+   When the stream's length N is known (an upload; the items expected from an API stream's
+   arrival rate: :meth:`BudgetController.fit_length`) the plan fits it: the horizon is at most
+   ``N / (1 + REPAY_SPAN)``, so the advance is repaid by item N, and the hard cap's burst at most
+   ``BURST_SHARE * R * N`` labels, and when the law falls behind the plan by more than as many
+   labels the rest of the stream is sampled at the rate still due (the catch-up), so a short
+   stream ends within 10% of R from its first item.
 1. **Knob** (all learners). The learner's query knob ``k`` (:meth:`Learner.budget_knob`:
    ``delta`` for the active rules, ``s0`` for OASIS's threshold rule, ``p`` for random
    querying and for learners that never query actively) follows an integral control law on
@@ -64,6 +70,9 @@ PROBABILITY_KNOBS = frozenset({"p"})
 ADVANCE_HORIZON = 1000.0
 #: the advance is repaid linearly over REPAY_SPAN * horizon items after the horizon
 REPAY_SPAN = 2.0
+#: with a known length N the hard cap's burst is at most this share of the budget R * N (the
+#: default 3 labels are 30% of a 5% budget on 200 items)
+BURST_SHARE = 0.05
 #: largest move of ``log k`` on one item (a forced query early in a stream, boosted, would
 #: otherwise throw the knob far below its working range)
 MAX_STEP = 0.5
@@ -90,12 +99,13 @@ class BudgetController:
     boost: early gain multiplier (>= 1, see :meth:`step_gain`).
     horizon: the advance's horizon in items (>= 0; 0: no advance, the plan is ``R n``).
     pace_gain: gain of the pace term on the label deficit (>= 0; default ``gain^2 / 4``).
+    length: the stream's expected length in items, or None when unknown (see :meth:`fit_length`).
     """
 
     def __init__(self, target: float, initial: float = 1.0, *, knob: str = "delta",
                  gain: float | None = None, low: float | None = None, high: float | None = None,
                  burst: float = 3.0, boost: float = 4.0, horizon: float = ADVANCE_HORIZON,
-                 pace_gain: float | None = None) -> None:
+                 pace_gain: float | None = None, length: float | None = None) -> None:
         if not 0.0 < float(target) <= 1.0:
             raise ValueError(f"budget target must be a query ratio in (0, 1], got {target!r}")
         if knob not in KNOB_LIMITS:
@@ -127,6 +137,9 @@ class BudgetController:
         self.horizon = float(horizon)
         self.pace_gain = float(pace_gain)
         self.offset = 0.0  # keeps the plan continuous when the target changes (retarget)
+        self.length: float | None = None
+        if length is not None:
+            self.fit_length(length)
         self._set_limits()
         self.log_value = self._clip(math.log(float(initial)))
         self.n_seen = 0
@@ -134,7 +147,8 @@ class BudgetController:
 
     @classmethod
     def for_learner(cls, target: float, learner: Any, **options: Any) -> BudgetController:
-        """A controller for ``learner``'s budget knob, starting from the knob's current value."""
+        """A controller for ``learner``'s budget knob, starting from the knob's current value
+        (``options``: the constructor's keyword arguments, e.g. ``length``)."""
         knob = learner.budget_knob()
         initial = target if knob in PROBABILITY_KNOBS else float(learner.get_params()[knob])
         return cls(target, initial, knob=knob, **options)
@@ -171,10 +185,39 @@ class BudgetController:
     def advance(self, n: float) -> float:
         """Labels the plan allows ahead of ``R n`` after ``n`` items (stage 0)."""
         # DEVIATION (budget mode): no paper spends ahead of its pace (docs/budget.md).
-        ahead = self.target * self.horizon
-        if n <= self.horizon or ahead == 0.0:
+        horizon = self.fitted_horizon
+        ahead = self.target * horizon
+        if n <= horizon or ahead == 0.0:
             return ahead
-        return max(0.0, ahead * (1.0 - (n - self.horizon) / (REPAY_SPAN * self.horizon)))
+        return max(0.0, ahead * (1.0 - (n - horizon) / (REPAY_SPAN * horizon)))
+
+    @property
+    def fitted_horizon(self) -> float:
+        """The advance's horizon in items: ``horizon``, at most ``length / (1 + REPAY_SPAN)``
+        when the length is known (the advance is then repaid by the stream's last item)."""
+        if self.length is None:
+            return self.horizon
+        # DEVIATION (budget mode): the plan fits a known length (docs/budget.md).
+        return min(self.horizon, self.length / (1.0 + REPAY_SPAN))
+
+    @property
+    def fitted_burst(self) -> float:
+        """The hard cap's burst in labels: ``burst``, at most ``BURST_SHARE * R * length`` when the
+        length is known."""
+        if self.length is None:
+            return self.burst
+        return min(self.burst, BURST_SHARE * self.target * self.length)
+
+    def fit_length(self, length: float) -> None:
+        """Fit the plan to a stream expected to have ``length`` items (> 0) in all.
+
+        The length only grows (a second upload adds items; a stream never loses the items it
+        has decided): a shorter ``length`` than the one known is ignored. With a length of
+        ``(1 + REPAY_SPAN) * horizon`` items or more (3,000 by default) nothing changes.
+        """
+        if not float(length) > 0.0:
+            raise ValueError(f"stream length must be > 0 items, got {length!r}")
+        self.length = max(float(length), self.length or 0.0)
 
     def plan(self, n: float) -> float:
         """Labels the stream may have used after ``n`` items: ``R n + advance(n)`` (stage 0)."""
@@ -200,10 +243,23 @@ class BudgetController:
         if self.knob in PROBABILITY_KNOBS:
             # DEVIATION (budget mode): random (and osis / os) items drawn at the knob p
             # (docs/budget.md).
-            return self.value
+            return max(self.value, self.catch_up())
         # DEVIATION (budget mode): forced queries (q = 1) thinned below the knob's floor
         # (docs/budget.md).
-        return min(1.0, max(0.0, float(q))) * self.thinning
+        return max(min(1.0, max(0.0, float(q))) * self.thinning, self.catch_up())
+
+    def catch_up(self) -> float:
+        """The least probability of the next item on a stream of known length N: the labels still
+        due by its end, less a slack of ``BURST_SHARE * R * N``, over the items left, when that is
+        more than R (the law alone fell behind the plan by more than the slack), else 0. Without
+        a known length (or past it) always 0. The slack keeps a long stream that lags by a few
+        labels on its own rule (a floor of R would sample its confident items at random)."""
+        if self.length is None or self.n_seen >= self.length:
+            return 0.0
+        due = self.plan(self.length) - BURST_SHARE * self.target * self.length - self.n_queried
+        rate = due / (self.length - self.n_seen)
+        # DEVIATION (budget mode): no paper raises a probability to keep a promise (docs/budget.md).
+        return min(1.0, rate) if rate > self.target else 0.0
 
     def capped(self) -> bool:
         """True when the hard cap forbids a query on the next item."""
@@ -212,7 +268,7 @@ class BudgetController:
     def _capped(self, next_plan: float) -> bool:
         """:meth:`capped` given ``next_plan = plan(n_seen + 1)``."""
         # DEVIATION (budget mode): no paper caps its queries (docs/budget.md).
-        return self.n_queried + 1 > next_plan + self.burst
+        return self.n_queried + 1 > next_plan + self.fitted_burst
 
     def adjust(self, q: float) -> float:
         """The probability to draw with for the learner's ``q``: thinned, then capped (0 if capped)."""
@@ -250,7 +306,8 @@ class BudgetController:
         existed continues without advance and pace term, as it was running)."""
         return {"target": self.target, "knob": self.knob, "gain": self.gain, "low": self.low,
                 "high": self.high, "burst": self.burst, "boost": self.boost, "horizon": self.horizon,
-                "pace_gain": self.pace_gain, "offset": self.offset, "log_value": self.log_value,
+                "pace_gain": self.pace_gain, "offset": self.offset, "length": self.length,
+                "log_value": self.log_value,
                 "n_seen": self.n_seen, "n_queried": self.n_queried}
 
     @classmethod
@@ -259,6 +316,7 @@ class BudgetController:
                   high=state["high"], burst=state.get("burst", 3.0), boost=state.get("boost", 4.0),
                   horizon=state.get("horizon", 0.0), pace_gain=state.get("pace_gain", 0.0))
         ctl.offset = float(state.get("offset", 0.0))
+        ctl.length = None if state.get("length") is None else float(state["length"])
         ctl.log_value = float(state["log_value"])
         ctl.n_seen = int(state["n_seen"])
         ctl.n_queried = int(state["n_queried"])

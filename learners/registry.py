@@ -93,6 +93,19 @@ def names_for_task(task: str) -> list[str]:
     return sorted(n for n, s in REGISTRY.items() if task in s.tasks)
 
 
+#: a new project's learner of each task, and the replay's without ``--algo``: ``auto`` (the
+#: measured best of its candidates, chosen online: docs/algorithms/auto.md) for binary and
+#: multiclass tasks; cost-sensitive tasks keep CSPAA (auto's candidates are not cost-sensitive)
+DEFAULT_ALGORITHM: dict[str, str] = {"binary": "auto", "multiclass": "auto", "cost-sensitive": "cspaa"}
+
+
+def default_algorithm(task: str) -> str:
+    """The registered learner a new project of ``task`` starts with (:data:`DEFAULT_ALGORITHM`)."""
+    if task not in DEFAULT_ALGORITHM:
+        raise ValueError(f"task must be one of {tuple(DEFAULT_ALGORITHM)}, got {task!r}")
+    return DEFAULT_ALGORITHM[task]
+
+
 def validate_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Defaults of ``name`` overlaid with ``params``, each validated; ValueError on any problem."""
     spec = get_spec(name)

@@ -67,7 +67,8 @@ class Project(models.Model):
     item_kind = models.CharField(max_length=10, choices=Kind.choices)
     classes = models.JSONField(help_text="class values (str or int), e.g. [\"ham\", \"spam\"]")
     featurizer_config = models.JSONField(help_text="learners.features config; 'kind' = item kind")
-    algorithm = models.CharField(max_length=50, default="mpaa-i")
+    algorithm = models.CharField(max_length=50, default="auto", help_text="a registered learner "
+                                 "(learners.registry); new projects: learners.DEFAULT_ALGORITHM")
     params = models.JSONField(default=dict, blank=True, help_text="learner parameters incl. delta")
     rng_seed = models.BigIntegerField(default=0)
     stream_state = models.CharField(max_length=10, choices=StreamState.choices,

@@ -2,7 +2,7 @@
 
 ::
 
-    python -m learners.replay --data FILE [--format libsvm|csv|mat|auto] --algo NAME [--algo NAME ...]
+    python -m learners.replay --data FILE [--format libsvm|csv|mat|auto] [--algo NAME ...]
         [--kind text|url|image [--featurizer NAME] [--feature KEY=VALUE ...]]
         [--param KEY=VALUE ...] [--grid KEY=V1,V2,... | KEY=2^-5..2^5]
         [--delta D | --delta-sweep 2^-10..2^10 | --target-query-ratio R] [--budget R]
@@ -12,9 +12,11 @@
 
 Every setting (algorithm x grid point x delta) is replayed ``--runs`` times, run r on the
 permutation and decision uniforms of ``(seed, r)`` (the same for every algorithm), and its
-mean and std over runs are reported. ``--data`` may be repeated to merge files into one
-stream (e.g. a train and a test part). Ranges ``2^a..2^b`` step 1 in the exponent unless
-``:s`` is appended (``2^-8..2^2:0.5``). Ratios are fractions (``0.1``) or percents (``10%``).
+mean and std over runs are reported. Without ``--algo`` the replay runs a new project's learner
+(``learners.DEFAULT_ALGORITHM``: ``auto``, docs/algorithms/auto.md). ``--data`` may be
+repeated to merge files into one stream (e.g. a train and a test part). Ranges ``2^a..2^b``
+step 1 in the exponent unless ``:s`` is appended (``2^-8..2^2:0.5``). Ratios are fractions
+(``0.1``) or percents (``10%``).
 With ``--kind``, FILE is one of the app's upload files (CSV/JSONL of text or URLs with a
 ``label`` column, ZIP of images with ``labels.csv`` or class folders, each optionally ``.gz``)
 featurized as a new project of that kind would be (:mod:`.raw`); ``--featurizer`` and
@@ -44,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..features import DEFAULT, featurizer_names
-from ..registry import REGISTRY, make
+from ..registry import DEFAULT_ALGORITHM, REGISTRY, make
 from .charts import line_chart
 from .datasets import FORMATS, SCALES, load, preprocess
 from .engine import (
@@ -130,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CSV label column (name or 0-based index; default last)")
     p.add_argument("--n-features", type=int, default=None, help="force the number of features (LIBSVM)")
     p.add_argument("--algo", action="append", default=[], metavar="NAME",
-                   help=f"registered learner (repeatable): {', '.join(sorted(REGISTRY))}")
+                   help=f"registered learner (repeatable; default: a new project's, "
+                        f"{DEFAULT_ALGORITHM['multiclass']}): {', '.join(sorted(REGISTRY))}")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2|KEY=2^a..2^b")
     knob = p.add_mutually_exclusive_group()
@@ -208,8 +211,8 @@ class Evaluator:
 def _check_args(args: argparse.Namespace) -> None:
     if not args.data:
         raise CliError("the following arguments are required: --data")
-    if not args.algo:
-        raise CliError("the following arguments are required: --algo")
+    if not args.algo:  # a new project's learner (both tasks: auto); its task is checked on the data
+        args.algo, args.default_algo = [DEFAULT_ALGORITHM["multiclass"]], True
     if args.kind is None and (args.featurizer is not None or args.feature):
         raise CliError("--featurizer and --feature need --kind (the data are raw items)")
     if args.kind is not None and (args.format != "auto" or args.label_column is not None
@@ -288,6 +291,8 @@ def run_experiment(args: argparse.Namespace) -> dict[str, Any]:
         ds = load(args.data, args.format, n_features=args.n_features, label_column=args.label_column)
     binary_only = [a for a in args.algo if REGISTRY[a].cls.binary]
     task = make_task(ds.y, args.positive, binary=True if binary_only else None)
+    if getattr(args, "default_algo", False):
+        args.algo = [DEFAULT_ALGORITHM["binary" if task.binary else "multiclass"]]
     if not task.binary and binary_only:
         raise CliError(f"{', '.join(binary_only)} need a binary task: give --positive LABEL")
     settings = [s for a in args.algo

@@ -298,7 +298,8 @@ def replay_setting(setting: Setting, Xp: sp.csr_matrix, yp: np.ndarray, task: Ta
     learner = fresh_learner(setting, Xp.shape[1], task)
     budget = None
     if setting.budget is not None:
-        budget = BudgetController.for_learner(setting.budget, learner)
+        # the replay knows the stream's length: the plan fits it (docs/budget.md)
+        budget = BudgetController.for_learner(setting.budget, learner, length=Xp.shape[0])
     return learner, replay(learner, Xp, yp, rng, budget=budget, fast=fast)
 
 

@@ -236,3 +236,47 @@ def test_without_a_budget_the_published_rule_is_untouched():
         assert d.query_prob == q and d.queried == (r1.random() < q)
         for lrn, z in ((a, d.queried), (b, d.queried)):
             lrn.learn(X[i], int(y[i])) if z else lrn.observe(X[i])
+
+
+@pytest.mark.parametrize("target", [0.05, 0.10, 0.30])
+@pytest.mark.parametrize("n", [200, 500])
+def test_a_short_stream_of_known_length_holds_the_budget_from_its_first_item(n, target):
+    """The default learner of both tasks on a 200- or 500-item stream whose length the
+    controller knows: the whole stream, first item included, ends within 10% of R."""
+    for k in (2, 4):
+        name = learners.default_algorithm("binary" if k == 2 else "multiclass")
+        X, y = _stream(n, 10, k)
+        lrn = learners.make(name, n_features=10, classes=list(range(k)))
+        ctl = BudgetController.for_learner(target, lrn, length=n)
+        trace = replay_per_item(lrn, X, y, np.random.default_rng(1), budget=ctl)
+        assert abs(trace.queried.mean() / target - 1.0) <= 0.10, (k, trace.queried.mean())
+        # without the length the advance of R x 1000 labels is still unpaid at the end
+        blind = learners.make(name, n_features=10, classes=list(range(k)))
+        trace = replay_per_item(blind, X, y, np.random.default_rng(1),
+                                budget=BudgetController.for_learner(target, blind))
+        assert trace.queried.mean() > 1.25 * target
+
+
+def test_the_plan_fits_a_known_length_and_only_grows_with_it():
+    ctl = BudgetController(0.1, 1.0, length=600)
+    assert ctl.fitted_horizon == pytest.approx(600 / (1 + REPAY_SPAN))
+    assert ctl.plan(600) == pytest.approx(60.0)  # repaid by the last item
+    assert ctl.fitted_burst == pytest.approx(0.05 * 0.1 * 600)
+    ctl.fit_length(300)  # a shorter length is ignored: the stream has no fewer items
+    assert ctl.length == 600
+    ctl.fit_length(9000)  # long enough: the default plan, untouched
+    assert (ctl.fitted_horizon, ctl.fitted_burst) == (ctl.horizon, ctl.burst)
+    assert BudgetController.from_state(ctl.get_state()).get_state() == ctl.get_state()
+    with pytest.raises(ValueError, match="length"):
+        ctl.fit_length(0)
+
+
+def test_catch_up_raises_the_probability_only_when_the_law_fell_behind():
+    ctl = BudgetController(0.1, 1.0, length=100)
+    assert ctl.catch_up() == 0.0  # on the plan: the advance is ahead of R
+    for _ in range(80):
+        ctl.record(0.0, False)  # a rule that never asks
+    # 10 labels due over the last 20 items, less the slack of 5% of them (0.5)
+    assert ctl.catch_up() == pytest.approx(9.5 / 20)
+    assert ctl.adjust(0.0) == pytest.approx(9.5 / 20)
+    assert BudgetController(0.1, 1.0).catch_up() == 0.0  # unknown length: never

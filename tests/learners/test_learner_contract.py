@@ -33,7 +33,7 @@ SMALL: dict[str, dict[str, Any]] = {
 CONFIGS = [(name, 2 if "binary" in spec.tasks else 3, SMALL.get(name, {}))
            for name, spec in sorted(learners.REGISTRY.items())]
 CONFIGS += [("soal", 2, {"covariance": "full"}), ("soal-m", 2, {"covariance": "full"}),
-            ("oasis", 3, SMALL["oasis"])]
+            ("oasis", 3, SMALL["oasis"]), ("auto", 3, {})]  # auto: the multiclass candidates too
 IDS = [f"{n}-{k}" + ("-full" if p.get("covariance") == "full" else "") for n, k, p in CONFIGS]
 
 

@@ -196,6 +196,17 @@ def test_cli_target_ratio_and_budget(small_file, tmp_path):
     assert abs(r["mean"]["query_ratio"] - 0.3) < 0.01 and r["budget"] == 0.3
 
 
+def test_cli_without_algo_runs_the_default_learner_and_fits_the_budget_to_the_stream(tmp_path):
+    X, y = synthetic(300, 8, 2, seed=5)
+    data, out = tmp_path / "short.libsvm", tmp_path / "d.json"
+    _write_libsvm(data, X, y)
+    assert main(["--data", str(data), "--budget", "0.1", "--quiet", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())["results"][0]
+    assert r["algo"] == learners.DEFAULT_ALGORITHM["binary"] == "auto"
+    # 300 items: the plan's advance is repaid by the last one, so the whole stream holds R
+    assert abs(r["mean"]["query_ratio"] - 0.1) <= 0.01
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "learners.replay", "--quiet", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)

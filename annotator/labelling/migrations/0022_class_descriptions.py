@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("labelling", "0020_dataset_relabel"),
+        ("labelling", "0021_default_auto"),
     ]
 
     operations = [

@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotator.labelling.engine.learner_state import create_state
 from annotator.labelling.models import Project
+from learners import DEFAULT_ALGORITHM, default_algorithm
 from learners.features import default_config, make_featurizer, new_project_config
 from learners.uploads.input_rules import checked_text
 
@@ -19,7 +20,14 @@ def checked_project_name(name: str) -> str:
 
 
 def create_project(**fields: Any) -> Project:
-    """Create a project from :class:`~.models.Project` fields, see :func:`save_new_project`."""
+    """Create a project from :class:`~.models.Project` fields, see :func:`save_new_project`.
+
+    Without an ``algorithm`` the project gets its task's default learner
+    (:func:`learners.default_algorithm`: ``auto``, docs/algorithms/auto.md; CSPAA for a
+    cost-sensitive task).
+    """
+    task = fields.get("task", Project._meta.get_field("task").get_default())
+    fields.setdefault("algorithm", default_algorithm(task) if task in DEFAULT_ALGORITHM else "auto")
     return save_new_project(Project(**fields))
 
 

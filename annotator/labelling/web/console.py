@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET
 
 import learners
 from annotator.labelling.api.schema import CONTENT_KEY
+from annotator.labelling.engine import label_budget
 from annotator.labelling.engine.learner_state import stored_learner
 from annotator.labelling.models import LearnerState, Membership, Project
 from annotator.labelling.projects.access import project_for
@@ -187,6 +188,7 @@ def _context(request: AppRequest, project: Project) -> dict[str, Any]:
         "changes": project.changes.select_related("user")[:50],
         "curl": curl_example(project, api_url),
         "summary": console_summary(project),
+        "budget_promise": label_budget.promise(project),
     }
 
 

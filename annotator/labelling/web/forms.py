@@ -36,8 +36,8 @@ from learners.params import Param
 from learners.uploads import FORMATS, IngestError, accepts, check_start, formats_for
 from learners.uploads.input_rules import checked_text, parse_json
 
-#: the learner each task starts with (changed in the console)
-DEFAULT_ALGORITHM = {"binary": "paa-i", "multiclass": "mpaa-i", "cost-sensitive": "cspaa"}
+#: the learner each task starts with (changed in the console); one definition, in the registry
+DEFAULT_ALGORITHM = learners.DEFAULT_ALGORITHM
 
 
 class ParamField(forms.Field):
@@ -199,9 +199,10 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
                    "annotators may browse the items"),
     ProjectSetting(Param("budget_ratio", None, float,
                          "blank = off; e.g. 0.1: the budget controller adapts delta so that about 10% of "
-                         "the items are queried; the budget's share of the first "
-                         f"{ADVANCE_HORIZON:,.0f} items may be spent early and is paid back by item "
-                         f"{ADVANCE_HORIZON * (1 + REPAY_SPAN):,.0f} (docs/budget.md)",
+                         "the items are queried, counted from the first item: the budget's share of the "
+                         f"first {ADVANCE_HORIZON:,.0f} items (a third of a shorter stream) may be spent "
+                         f"early and is paid back by item {ADVANCE_HORIZON * (1 + REPAY_SPAN):,.0f} or "
+                         "the stream's last item (docs/budget.md)",
                          low=0.0, high=1.0, low_open=True),
                    "label budget: target query ratio", blank_is_off=True),
     ProjectSetting(Param("budget_per_day", None, int,
