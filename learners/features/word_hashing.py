@@ -115,20 +115,30 @@ class WordHasher:
         tokens = self._tokens.findall(text.lower() if self.lowercase else text)
         return tokens + [f"{a} {b}" for a, b in itertools.pairwise(tokens)]
 
+    #: texts hashed at once: the n-grams' bytes objects of a block are all alive together
+    BLOCK = 64
+
     def transform(self, texts: Sequence[str]) -> sp.csr_matrix:
-        """Counts ``(len(texts), n_features)`` float64, duplicates summed, indices sorted."""
-        encoded: list[bytes] = []
+        """Counts ``(len(texts), n_features)`` float64, duplicates summed, indices sorted.
+
+        Hashed :data:`BLOCK` texts at a time, so the n-grams' Python objects held at once do not
+        grow with ``len(texts)``; the columns are the same.
+        """
+        blocks: list[np.ndarray] = []
         indptr = [0]
-        for text in texts:
-            grams = self._ngrams(text)
-            encoded.extend(g.encode("utf-8") for g in grams)
-            indptr.append(len(encoded))
-        lengths = np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded))
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-        columns = _columns(buf, offsets, self.n_features)
-        rows = np.array(indptr, dtype=np.int64)
+        for start in range(0, len(texts), self.BLOCK):
+            encoded: list[bytes] = []
+            for text in texts[start:start + self.BLOCK]:
+                grams = self._ngrams(text)
+                encoded.extend(g.encode("utf-8") for g in grams)
+                indptr.append(indptr[-1] + len(grams))
+            lengths = np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded))
+            offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+            blocks.append(_columns(buf, offsets, self.n_features))
+        columns = (np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)).astype(np.int32)
+        rows = np.array(indptr, dtype=np.int32)
         X = sp.csr_matrix((np.ones(len(columns), dtype=np.float64), columns, rows),
                           shape=(len(texts), self.n_features))
         X.sum_duplicates()
