@@ -59,6 +59,8 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "export-dataset": ("get", (LOGIN, 404, 403, 200)),
     "items": ("get", (LOGIN, 404, 403, 200)),  # annotators too when the project allows (test_item_browser)
     "item-relabel": ("post", (LOGIN, 404, 403, 400)),  # admins only; no value posted
+    "suspects": ("get", (LOGIN, 404, 403, 200)),
+    "suspects-send": ("post", (LOGIN, 404, 403, 400)),  # admins only; no item posted
     "api-items": ("get", (403, 404, 200, 200)),  # token, or a member's session (read-only)
     "api-metrics": ("get", (403, 404, 403, 200)),  # the project keeps its dashboard for admins
     "api-opinions": ("get", (403, 404, 403, 200)),  # token, or an admin's session
