@@ -241,7 +241,7 @@ def test_the_planner_keeps_the_settings_tried_with_mean_and_std(admin_client):
     assert [r[1:4] for r in rows] == [["mpaa", "2.0", "2"], ["mpaa-i", "0.1", "3"], ["mpaa-i", "1.0", "3"]]
     for row, result in zip(rows, second.results + first.results, strict=True):
         assert row[4] == f"{result['mean']['accuracy']:.4f} ± {result['std']['accuracy']:.4f}"
-        assert row[5] == f"{result['mean']['query_ratio']:.3f} ± {result['std']['query_ratio']:.3f}"
+        assert row[6] == f"{result['mean']['query_ratio']:.3f} ± {result['std']['query_ratio']:.3f}"
     # which setting runs in the project now: mpaa-i with delta 1
     assert "mpaa-i" in page.by_id("planner-current").text and "1.0" in page.by_id("planner-current").text
     current = [tr for tr in page.by_id("planner-tried").find_all("tr") if "current" in tr.classes]

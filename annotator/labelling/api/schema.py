@@ -108,7 +108,9 @@ OPINION = {"type": "object", "required": ["label_id", "item_id", "seq", "annotat
 COMMON_ERRORS = {"400": "malformed request", "403": "no or wrong token (the same for a missing project), "
                  "or a member without the role asked for", "404": "no such project, or a session "
                  "that is not one of its members (the same answer), or no such item",
-                 "405": "method not allowed", "413": "request body too large"}
+                 "405": "method not allowed", "411": "a body without Content-Length (chunked): refused "
+                 "unread", "413": "request body too large", "429": "too many wrong tokens from this "
+                 "address: wait and try again"}
 
 
 def items_body(kind: str | None) -> dict[str, Any]:
