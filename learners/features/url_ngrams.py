@@ -40,7 +40,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer
 
 from ..params import Param
 from .base import INTERCEPT, ROW_NORM, BaseFeaturizer, FeatureError, decode_utf8, hashed_columns, scale_rows
@@ -77,6 +76,9 @@ class UrlNgramFeaturizer(BaseFeaturizer):
         self.norm: float = config["norm"]
         self._hashed = config["n_features"]
         self.n_features = self._hashed + self.intercept_columns()
+        # imported here: scikit-learn costs a process ~150 MB, and only URL projects need it
+        from sklearn.feature_extraction.text import HashingVectorizer
+
         self._vectorizer = HashingVectorizer(
             analyzer="char", ngram_range=(config["ngram_min"], config["ngram_max"]),
             preprocessor=_framed, lowercase=False, n_features=self._hashed,
