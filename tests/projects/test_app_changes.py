@@ -25,7 +25,8 @@ def _form(project: Project | None = None, **fields: str) -> dict[str, str]:
             "featurizer_config": '{"kind": "text"}', "algorithm": "paa-i", "params": '{"delta": 0.5}',
             "rng_seed": "0", "stream_state": "running", "look_ahead": "0", "lease_seconds": "300",
             "api_token": "t" * 43, "budget_ratio": "", "budget_per_day": "", "price_per_label": "",
-            "overlap_fraction": "0", "quality_confidence": "0.95", "overlap_k": "2", "consensus_method": "majority", "audit_rate": "0",
+            "overlap_fraction": "0", "quality_confidence": "0.95", "overlap_k": "2",
+            "consensus_method": "majority", "audit_rate": "0",
             "honeypot_rate": "0"}
     if project is not None:
         base.update({"name": project.name, "classes": json.dumps(project.classes),
