@@ -46,6 +46,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -217,6 +218,23 @@ def metrics(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(project_metrics(project))
 
 
+def _page(request: HttpRequest, key: str, id_field: str,
+          rows_after: Callable[[int, int], list[dict[str, Any]]]) -> JsonResponse:
+    """One page of ``key`` rows whose ``id_field`` is above the request's ``after`` (0: from the
+    start): ``{key: rows, "next": the last id, or None on the last page}``; 400 for an ``after``
+    that is not a whole number >= 0. ``rows_after(after, limit)`` reads at most ``limit`` rows."""
+    try:
+        after = int(request.GET.get("after", "0"))
+    except ValueError:
+        return _error(f"after must be a {id_field.removesuffix('_id')} id (an integer)")
+    if after < 0:
+        return _error("after must be 0 or more")
+    rows = rows_after(after, OPINIONS_PAGE + 1)
+    more = len(rows) > OPINIONS_PAGE
+    rows = rows[:OPINIONS_PAGE]
+    return JsonResponse({key: rows, "next": rows[-1][id_field] if more else None})
+
+
 def _admin_project(request: HttpRequest, pk: int) -> Project:
     """The project for its token or one of its admins' sessions; 403 for an annotator's."""
     project, user = _authorized_project(request, pk)
@@ -244,16 +262,8 @@ AGREEMENT_OUT = {"type": "object", "required": ["alpha", "pairs"], "properties":
 @require_GET
 def opinions(request: HttpRequest, pk: int) -> JsonResponse:
     project = _admin_project(request, pk)
-    try:
-        after = int(request.GET.get("after", "0"))
-    except ValueError:
-        return _error("after must be a label id (an integer)")
-    if after < 0:
-        return _error("after must be 0 or more")
-    rows = list(opinion_rows(project, after=after, limit=OPINIONS_PAGE + 1))
-    more = len(rows) > OPINIONS_PAGE
-    rows = rows[:OPINIONS_PAGE]
-    return JsonResponse({"opinions": rows, "next": rows[-1]["label_id"] if more else None})
+    return _page(request, "opinions", "label_id",
+                 lambda after, limit: list(opinion_rows(project, after=after, limit=limit)))
 
 
 @operation(get={"summary": "Agreement between annotators: Cohen's kappa per pair, Krippendorff's alpha",
@@ -285,16 +295,8 @@ def reviews(request: HttpRequest, pk: int) -> JsonResponse:
     project, user = _authorized_project(request, pk)
     if user is not None and not may_review(user, project):
         raise PermissionDenied("this is for the project's reviewers and admins")
-    try:
-        after = int(request.GET.get("after", "0"))
-    except ValueError:
-        return _error("after must be a review id (an integer)")
-    if after < 0:
-        return _error("after must be 0 or more")
-    rows = review_rows(project, after=after, limit=OPINIONS_PAGE + 1)
-    more = len(rows) > OPINIONS_PAGE
-    rows = rows[:OPINIONS_PAGE]
-    return JsonResponse({"reviews": rows, "next": rows[-1]["review_id"] if more else None})
+    return _page(request, "reviews", "review_id",
+                 lambda after, limit: list(review_rows(project, after=after, limit=limit)))
 
 
 @require_GET
