@@ -9,9 +9,15 @@ import pytest
 from annotator.labelling.annotation.actions import RECENT_LABELS
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label
-from annotator.labelling.projects.demo import create_demo
 from tests.support.app import member, text_project
-from tests.support.browser import SIZES, at_size, log_in, screenshot, wait_for_labels_sent, wait_until
+from tests.support.browser import (
+    SIZES,
+    log_in,
+    open_demo_queue,
+    screenshot,
+    wait_for_labels_sent,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -20,13 +26,8 @@ FOCUSED_ID = "() => document.activeElement && document.activeElement.id"
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_h_jumps_into_my_last_labels_a_change_by_keyboard_and_esc_back(live_server, chromium_page, size):
-    project, _ = create_demo(40)
-    update_project(project.pk)
     page = chromium_page
-    width = at_size(page, size)
-    log_in(page, live_server.url, "annotator", "annotator-demo")
-    page.goto(f"{live_server.url}/projects/{project.pk}/")
-    page.wait_for_selector("#queue-item[data-ready='1']")
+    project, width = open_demo_queue(live_server, page, size)
     wait_until(page, "() => Number(document.getElementById('desk').dataset.held) > 0")
     first = int(page.get_attribute("#queue-item", "data-item"))
     page.keyboard.press("1")

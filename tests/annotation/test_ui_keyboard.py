@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label
-from annotator.labelling.projects.demo import create_demo
-from tests.support.browser import SIZES, at_size, log_in, screenshot, wait_for_labels_sent, wait_until
+from tests.support.browser import (
+    SIZES,
+    open_demo_queue,
+    screenshot,
+    wait_for_labels_sent,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -28,13 +32,8 @@ def _next_item(page, shown):
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_label_undo_and_change_a_recent_label_with_the_keyboard_alone(live_server, chromium_page, size):
-    project, _ = create_demo(40)
-    update_project(project.pk)
     page = chromium_page
-    width = at_size(page, size)
-    log_in(page, live_server.url, "annotator", "annotator-demo")
-    page.goto(f"{live_server.url}/projects/{project.pk}/")
-    page.wait_for_selector("#queue-item[data-ready='1']")
+    _, width = open_demo_queue(live_server, page, size)
     # three labels by class keys (the item's true digit)
     shown = page.get_attribute("#queue-item", "data-item")
     labelled = []

@@ -168,3 +168,18 @@ def axe_violations(page: Any, impacts: tuple[str, ...] = AXE_BLOCKING) -> list[s
             + "; ".join(" ".join(n["target"]) + " " + n.get("failureSummary", "").replace("\n", " ")
                         for n in v["nodes"][:4])
             for v in result["violations"] if v["impact"] in impacts]
+
+
+def open_demo_queue(live_server: Any, page: Any, size: str, items: int = 40) -> tuple[Any, int]:
+    """A demo project of ``items`` digits with its first items decided, its queue open in ``page``
+    at ``size`` for the demo annotator, the first item ready; returns (project, page width)."""
+    from annotator.labelling.engine.pipeline import update_project
+    from annotator.labelling.projects.demo import create_demo
+
+    project, _ = create_demo(items)
+    update_project(project.pk)  # queue the first items (no worker in these tests)
+    width = at_size(page, size)
+    log_in(page, live_server.url, "annotator", "annotator-demo")
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+    page.wait_for_selector("#queue-item[data-ready='1']")
+    return project, width
