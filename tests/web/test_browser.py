@@ -224,6 +224,8 @@ def test_a_key_pressed_as_the_next_item_appears_is_ignored(live_server, chromium
     assert not Label.objects.filter(item_id=int(second)).exists()
     page.keyboard.press(str(Item.objects.get(pk=int(second)).gold))
     _wait_for_panel(page, was=second)
+    # the next item shows before the label's request ends (the instant queue): wait for the store
+    _poll(page, lambda: Label.objects.filter(item_id=int(second)).exists(), timeout=20)
     assert Label.objects.filter(item_id=int(second)).count() == 1 and documents == []
 
 
