@@ -5,7 +5,6 @@ model decided alone (sampling, the estimate and its coverage, the query ratio le
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
@@ -17,8 +16,12 @@ from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Honeypot, Item, Label, LearnerState, Membership, Project, Review
 from annotator.labelling.teams import consensus
 from annotator.labelling.teams.audit_sampling import audit_estimate, audit_uniform
+from annotator.labelling.teams.honeypots import candidates as honeypot_candidates
+from annotator.labelling.teams.honeypots import served_floor
 from annotator.labelling.teams.quality import accuracy_table, annotator_quality
 from annotator.labelling.teams.reviews import request_review
+from harness import honeypot_signals
+from harness.honeypot_signals import skeleton
 from learners.evaluation.metrics import audit_accuracy
 from tests.support.app import digits_project, member, teach, text_project
 from tests.support.html import parse
@@ -213,47 +216,51 @@ def test_annotator_quality_against_gold_and_consensus():
 @pytest.fixture
 def stream_with_gold():
     """1400 digits, the stream run (a teacher labelling by gold) until 250 items were decided
-    alone, then a larger delta and look-ahead: about 500 queued items wait for annotators."""
+    alone, then a larger delta and look-ahead: 500 queued items wait for annotators, with about
+    190 items decided alone among them (the candidates for honeypots between the queued ones)."""
     project = digits_project(1400, look_ahead=20, params={"delta": 0.3})
     teach(project, member(project, "teacher"), until_auto=250)
-    Project.objects.filter(pk=project.pk).update(look_ahead=500, params={"delta": 3.0})
+    Project.objects.filter(pk=project.pk).update(look_ahead=500, params={"delta": 1.0})
     project.refresh_from_db()
     update_project(project.pk)
     return project
 
 
-def test_honeypots_are_seeded_at_the_rate(stream_with_gold):
-    project = stream_with_gold
+def test_honeypots_are_seeded_at_the_rate_where_they_fit_the_order():
+    """A stream querying 30% of the items at random (items decided alone between the queued ones,
+    as a real stream leaves them). Each lease draws a honeypot with the rate when an item decided
+    alone lies between the newest item the annotator was shown and the next queued one, and never
+    otherwise (a honeypot out of that order would tell itself by its id)."""
+    project = digits_project(1200, look_ahead=400, params={"delta": 1.0, "query": "random", "p": 0.3})
+    update_project(project.pk)
     Project.objects.filter(pk=project.pk).update(honeypot_rate=0.25)
     project.refresh_from_db()
-    served = honeypots = 0
+    served = honeypots = fitting = 0
     for name in ("h1", "h2", "h3"):
         user = member(project, name)
-        for _ in range(150):
+        shown: list[int] = []
+        for _ in range(100):
+            front = Item.objects.filter(project=project).waiting().order_by("seq").first()
+            fits = honeypot_candidates(project, user).filter(
+                seq__gt=served_floor(project, user), seq__lt=front.seq).exists()
             item = lease_next(project, user)
             assert item is not None
             is_honeypot = Honeypot.objects.filter(item=item, annotator=user, label__isnull=True).exists()
             assert is_honeypot == (item.status == Item.Status.AUTO)  # never a queued item, never a real one
-            served, honeypots = served + 1, honeypots + is_honeypot
+            assert fits or not is_honeypot
+            assert not shown or item.pk > max(shown)  # honeypots included, the ids rise
+            shown.append(item.pk)
+            served, honeypots, fitting = served + 1, honeypots + is_honeypot, fitting + fits
             submit_label(project, item.pk, user, item.gold)
-    sd = math.sqrt(served * 0.25 * 0.75)
-    assert abs(honeypots - 0.25 * served) < 4.5 * sd, (honeypots, served)
+    assert fitting > 150, "the stream leaves room for honeypots at most leases"
+    sd = math.sqrt(fitting * 0.25 * 0.75)
+    assert abs(honeypots - 0.25 * fitting) < 4.5 * sd, (honeypots, fitting, served)
     # a honeypot is never served twice to one annotator, and its answers never reach the learner
     assert Honeypot.objects.filter(project=project).count() == honeypots
     answers = Label.objects.filter(honeypot__isnull=False)
     assert answers.count() == honeypots and not answers.filter(primary=True).exists()
     statuses = set(Item.objects.filter(honeypots__isnull=False).values_list("status", flat=True))
     assert statuses == {Item.Status.AUTO}
-
-
-def skeleton(html: bytes, item_pk: int) -> list[tuple]:
-    """The panel's structure (tags, ids, classes, names, keys, URLs with the item id masked)."""
-    out = []
-    for el in parse(html).find_all(id="queue-item")[0].iter():
-        attrs = {k: re.sub(rf"/items/{item_pk}/", "/items/N/", v) for k, v in el.attrs.items()
-                 if k not in ("data-item", "src", "alt", "value")}
-        out.append((el.tag, tuple(sorted(attrs.items()))))
-    return out
 
 
 def test_honeypots_are_secret_on_the_page_and_in_the_api(stream_with_gold):
@@ -301,35 +308,17 @@ def test_honeypots_are_secret_on_the_page_and_in_the_api(stream_with_gold):
 
 
 def test_no_signal_an_annotator_collects_tells_honeypots_apart(stream_with_gold):
-    """As an annotator would: for each item served, every signal they can collect (the API row
-    besides id and seq, the panel's structure, the answer to the label and to its repeat, the
-    reviewer's API view); no signal takes a value on a honeypot that no real item shows."""
+    """As an annotator would: for each item served, every signal they can collect
+    (:mod:`harness.honeypot_signals`: the panel's structure, their API row and a reviewer's, the
+    answers to a label and its repeat, the id's place in the order); no signal takes a value on a
+    honeypot that no real item shows."""
     project = stream_with_gold
     Project.objects.filter(pk=project.pk).update(honeypot_rate=0.5)
     user = member(project, "probe")
-    ann = client_for(user)
     reviewer = client_for(member(project, "rev", Membership.Role.REVIEWER))
-    signals: dict[bool, dict[str, set]] = {True: {}, False: {}}
-    answer = ann.get(f"/projects/{project.pk}/", **HX)
-    for step in range(41):
-        pk = int(parse(answer.content).find_all(id="queue-item")[0].attrs["data-item"])
-        if step == 0:  # the first panel comes with the page: the others answer a label
-            answer = ann.post(f"/projects/{project.pk}/items/{pk}/label", {"value": "3"}, **HX)
-            continue
-        gold = Honeypot.objects.filter(item_id=pk, annotator=user).exists()
-        seen = {"panel": tuple(skeleton(answer.content, pk))}
-        for who, c in (("api", ann), ("reviewer api", reviewer)):
-            row = c.get(f"/api/projects/{project.pk}/items?ids={pk}").json()["items"][0]
-            seen[who] = tuple(sorted((k, v) for k, v in row.items() if k not in ("id", "seq")))
-        answer = ann.post(f"/projects/{project.pk}/items/{pk}/label", {"value": "3"}, **HX)
-        seen["label"] = answer.status_code
-        seen["repeat"] = ann.post(f"/projects/{project.pk}/items/{pk}/label", {"value": "3"}).status_code
-        for name, value in seen.items():
-            signals[gold].setdefault(name, set()).add(value)
-    assert signals[True] and signals[False], "both kinds served"
-    separating = {name: values - signals[False][name] for name, values in signals[True].items()
-                  if values - signals[False][name]}
-    assert separating == {}
+    signals = honeypot_signals.collect(project, user, client_for(user), reviewer, steps=40)
+    assert signals.gold and signals.real, "both kinds served"
+    assert signals.separating() == {}
 
 
 def test_skipping_a_honeypot_closes_it(stream_with_gold):

@@ -54,7 +54,7 @@ from annotator.labelling.models import (
     waiting_q,
 )
 from annotator.labelling.teams import consensus
-from annotator.labelling.teams.honeypots import honeypot_of, maybe_serve, open_honeypot
+from annotator.labelling.teams.honeypots import honeypot_of, maybe_serve, open_honeypot_ids
 
 #: Attempts at the compare-and-set before giving up (other annotators took the candidates).
 LEASE_ATTEMPTS = 5
@@ -77,21 +77,18 @@ def lease_next(project: Project, user: Any, another: bool = False) -> Item | Non
     The chosen row is then set with a compare-and-set ``UPDATE``. The caller tops the queue up
     when it runs low (:func:`.send.top_up_if_low`).
 
-    Honeypots (:mod:`.honeypots`): the user's open honeypot comes first; when a waiting item
-    would be leased, a honeypot is served instead with the project's ``honeypot_rate``.
+    Honeypots (:mod:`.honeypots`): an open honeypot is held like a lease (the held item with the
+    lowest ``seq`` comes first, whichever it is); when a waiting item would be leased, a honeypot
+    is served instead with the project's ``honeypot_rate``.
     """
     # an overlapped item waits for the others once the user gave their opinion on it
     labelled_by = Exists(Label.objects.filter(item=OuterRef("pk"), annotator=user, undone_at__isnull=True))
     with transaction.atomic():
-        honeypot = None if another else open_honeypot(project, user)
-        if honeypot is not None:
-            return honeypot
         pk, drawn = None, False
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
             items = Item.objects.filter(project=project)
-            mine = items.filter(leased_by_q(user, now)).values_list("pk", flat=True)
-            pk = None if another else mine.first()
+            pk = None if another else next(iter(held_ids(project, user, now)), None)
             if pk is not None:
                 break
             found = (items.select_for_update(skip_locked=True)
@@ -113,6 +110,15 @@ def lease_next(project: Project, user: Any, another: bool = False) -> Item | Non
         if pk is None:  # the user waits: the look-ahead counts them (see queue.active_annotators)
             Membership.objects.filter(project=project, user=user).update(last_waited=timezone.now())
         return Item.objects.get(pk=pk) if pk is not None else None
+
+
+def held_ids(project: Project, user: Any, now: Any) -> list[int]:
+    """Ids of the items ``user`` holds in ``project`` at ``now`` (their open honeypots and live
+    leases), by ``seq``: the order the queue page shows them, so that the ids an annotator sees
+    rise as a real queue's do whichever held item is a honeypot (docs/teams.md, "Honeypots")."""
+    ids = open_honeypot_ids(project, user)
+    ids += Item.objects.filter(project=project).filter(leased_by_q(user, now)).values_list("pk", flat=True)
+    return list(Item.objects.filter(pk__in=ids).order_by("seq").values_list("pk", flat=True))
 
 
 class DuplicateLabelError(ValueError):
