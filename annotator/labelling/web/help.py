@@ -5,7 +5,7 @@ the pages' help links open for a browser user. Any logged-in user; a name outsid
 Only the repository's own files are rendered (never user input), and with raw HTML off: a ``<tag>``
 in a document shows as text. Links between documents lead to their help pages; a link to a file
 outside docs/ (a benchmark report, the README) shows its path as text, since the app serves no
-such file."""
+such file. Tables scroll sideways in a focusable region on a narrow screen."""
 
 from __future__ import annotations
 
@@ -56,13 +56,27 @@ def _relink(tokens: list[Token], name: str, names: set[str]) -> None:
                 close.content = f' <code>{escape(target)}</code></span>'
 
 
+def _scroll_tables(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with each table wrapped in a region that scrolls sideways on a narrow screen
+    (focusable, so that a keyboard can scroll it)."""
+    out: list[Token] = []
+    for token in tokens:
+        if token.type == "table_open":
+            out.append(Token("html_block", "", 0, content='<div class="doc-table" tabindex="0" role="region" '
+                                                          'aria-label="table (scrolls sideways)">\n'))
+        out.append(token)
+        if token.type == "table_close":
+            out.append(Token("html_block", "", 0, content="</div>\n"))
+    return out
+
+
 @lru_cache(maxsize=64)
 def _render(name: str, mtime: float) -> SafeString:
     """``docs/<name>.md`` as HTML (cached per file version: ``mtime``)."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = md.parse((DOCS / f"{name}.md").read_text(encoding="utf-8"))
     _relink(tokens, name, set(doc_names()))
-    return mark_safe(md.renderer.render(tokens, md.options, {}))  # noqa: S308 - raw HTML is off
+    return mark_safe(md.renderer.render(_scroll_tables(tokens), md.options, {}))  # noqa: S308 - raw HTML is off
 
 
 @login_required
