@@ -6,6 +6,8 @@ tests/web/test_ui_desk_browser.py."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from annotator.labelling.engine.pipeline import update_project
@@ -85,8 +87,22 @@ def test_raw_html_in_a_document_is_shown_as_text(tmp_path, monkeypatch, client):
     client.force_login(member(project, "ann"))
     html = client.get("/help/note").content.decode()
     doc = html[html.index('id="doc"'):]
-    assert "<script>alert" not in doc and "&lt;script&gt;alert(1)&lt;/script&gt;" in doc and "<b>bold" not in doc
+    assert "<script>alert" not in doc and "<b>bold" not in doc
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in doc
     assert 'href="/help/algorithms/x#part"' in doc
     assert '<span class="doc-path">away <code>../README.md</code></span>' in doc
     assert 'href="https://example.org"' in doc
     help_pages._render.cache_clear()
+
+
+def test_pages_link_the_documents_they_name(client):
+    project = digits_project(10)
+    update_project(project.pk)
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+    for path in ("console", "dashboard", "suspects"):
+        html = client.get(f"/projects/{project.pk}/{path}").content.decode()
+        page = parse(html)
+        named = {a.text for a in page.find_all("a") if a.attrs.get("href", "").startswith("/help/")}
+        # every docs/*.md a page names is a link to its help page (form help texts included)
+        mentions = set(re.findall(r"docs/[a-z_/]+\.md", page.text))
+        assert mentions and mentions <= named, (path, mentions - named)
