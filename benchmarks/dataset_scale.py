@@ -40,7 +40,7 @@ PAGES = {"first page": "", "status=labelled": "status=labelled", "provenance=hum
          "predicted=spam": "predicted=spam", "confidence=low": "confidence=low",
          "disagreement=model": "disagreement=model", "q=free (text contains)": "q=free",
          "q=xyzzy (matches nothing)": "q=xyzzy",
-         "q=zq (2 letters matching nothing: no trigram, reads every item)": "q=zq",
+         "q=zq (2 letters matching nothing: no trigram, reads a window of items)": "q=zq",
          "provenance=audited (200 items)": "provenance=audited",
          "a page deep in the stream (after=N/2)": "after={half}"}
 REQUESTS, WARM = 30, 3

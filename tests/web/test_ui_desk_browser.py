@@ -1,7 +1,7 @@
 """The desk's page fixes in Chromium (tests/web/test_ui_desk_pages.py has the same pages through
 the test client): the queue on a phone (its history reached from the title line, no empty band
 above the item, no key hints on a touch screen) and the dashboard, the empty dashboard and a
-rendered document at a laptop's and a phone's size, with no serious or critical axe-core
+rendered document and the item browser's note on a short search at a laptop's and a phone's size, with no serious or critical axe-core
 violation. Screenshots under test-output/desk/."""
 
 from __future__ import annotations
@@ -84,7 +84,10 @@ def test_a_touch_screen_shows_no_key_hints_and_the_first_history_entry(live_serv
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-def test_dashboard_empty_dashboard_and_docs_pass_axe(live_server, axe_page, size):
+def test_dashboard_empty_dashboard_and_docs_pass_axe(live_server, axe_page, size, monkeypatch):
+    from annotator.labelling.reporting import item_browser
+
+    monkeypatch.setattr(item_browser, "SCAN_WINDOW", 10)  # a short search reads 10 items a page
     project = digits_project(40, params={"delta": 2.0}, budget_ratio=0.25)
     update_project(project.pk)
     member(project, "boss", Membership.Role.ADMIN)
@@ -96,13 +99,18 @@ def test_dashboard_empty_dashboard_and_docs_pass_axe(live_server, axe_page, size
     found = {}
     for name, path in {"dashboard": f"/projects/{project.pk}/dashboard",
                        "dashboard-empty": f"/projects/{empty.pk}/dashboard",
-                       "help-dataset": "/help/dataset", "help-index": "/help/README"}.items():
+                       "help-dataset": "/help/dataset", "help-index": "/help/README",
+                       "items-short-search": f"/projects/{project.pk}/items/?q=zq"}.items():
         page.goto(live_server.url + path)
         found[name] = axe_violations(page)
         screenshot(page, f"desk/{name}-{size}")
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, (name, overflow)  # nothing wider than the screen
     assert {name: v for name, v in found.items() if v} == {}
+    page.goto(f"{live_server.url}/projects/{project.pk}/items/?q=zq")
+    assert "up to #9" in page.inner_text("#search-window")
+    page.click("#next-page")
+    assert "up to #19" in page.inner_text("#search-window")
     page.goto(f"{live_server.url}/projects/{project.pk}/dashboard")
     assert page.inner_text("#m-budget").startswith("25.0% · ")
     page.goto(f"{live_server.url}/projects/{empty.pk}/dashboard")
