@@ -140,3 +140,25 @@ def test_disagreement_between_annotators():
     submit_label(project, item.pk, b, 2)
     update_project(project.pk)
     assert _walk(_admin(project), f"/projects/{project.pk}/items/?disagreement=annotators") == [item.seq]
+
+
+def test_a_search_the_index_cannot_serve_reads_a_window_a_page_and_searches_on(monkeypatch):
+    """A short ``q`` (or any ``q`` without the trigram index, as on SQLite) reads at most
+    SCAN_WINDOW items a page: a page that found too few says how far it searched and its next
+    link searches on, so that every match is still reached once, in order."""
+    from annotator.labelling.reporting import item_browser
+
+    monkeypatch.setattr(item_browser, "SCAN_WINDOW", 4)
+    texts = ["ok", "no", "zq here", "no", "no", "no", "no", "no", "no", "no", "zq again", "no"]
+    project = text_project(texts)
+    client = _admin(project)
+    first = client.get(f"/projects/{project.pk}/items/?q=zq")
+    assert _seqs(first) == [2] and "read the items up to #3" in first.content.decode()
+    second = client.get(_next(first))
+    said = second.content.decode()
+    assert _seqs(second) == [] and "up to #7" in said and "found none" in said
+    assert "No item matches" not in said
+    assert _walk(client, f"/projects/{project.pk}/items/?q=zq") == [2, 10]
+    # a window that reaches the last item ends the walk: no "search on" link
+    last = client.get(f"/projects/{project.pk}/items/?q=zq&after=7")
+    assert _seqs(last) == [10] and _next(last) is None and "search-window" not in last.content.decode()

@@ -70,6 +70,6 @@ def test_the_console_starts_with_a_summary_and_help_links_that_open(client):
     assert "/help/budget" in links and "/help/algorithms/paa" in links
     for link in links:
         shown = client.get(link)
-        assert shown.status_code == 200 and b"<pre class=\"doc\">" in shown.content
+        assert shown.status_code == 200 and b"<article class=\"doc\" id=\"doc\">" in shown.content
     assert client.get("/help/../README").status_code == 404
     assert client.get("/help/nothing").status_code == 404

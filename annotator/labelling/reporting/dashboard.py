@@ -40,6 +40,7 @@ from . import stop_rule
 from .class_figures import class_figures
 from .cost_view import stored_at, stored_view
 from .metrics import aggregates, project_metrics
+from .summary import budget_summary
 from .worker_health import queue_health
 
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
@@ -209,5 +210,5 @@ def dashboard_data(project: Project) -> dict[str, Any]:
     state = LearnerState.objects.filter(project=project).values_list("updated_at", flat=True).first()
     # waiting changes with the clock (a lease expires) and with leases, which the fingerprint misses
     metrics = data["metrics"] if fresh else {**data["metrics"], "waiting": waiting_count(project)}
-    return {**data, "metrics": metrics, "health": health(project),
+    return {**data, "metrics": metrics, "health": health(project), "budget": budget_summary(project),
             "since_update": (timezone.now() - state).total_seconds() if state else None}

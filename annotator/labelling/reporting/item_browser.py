@@ -9,6 +9,12 @@ Filters (query keys, anything else refused): ``q`` (the text contains, case-inse
 differ, the item's consensus is not unanimous; ``model``: the final human label differs from the
 model's prediction). ``after``: the ``seq`` the page starts after (the previous page's last);
 past the project's last item is refused.
+
+A text search that matches few items reads the items until it fills a page. On PostgreSQL a
+trigram index (migration 0031) answers a ``q`` of :data:`TRIGRAM` characters or more; any other
+``q`` (shorter, or without that index: SQLite, or PostgreSQL without ``pg_trgm``) reads at most
+:data:`SCAN_WINDOW` items a page: a page it did not fill says how far it searched
+(``Page.searched_to``) and its next page searches on from there.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 
 from annotator.labelling.models import Consensus, Item, Label, Project
@@ -29,6 +36,10 @@ PAGE_SIZE = 50
 #: the confidence bands: ``|score|`` in [low, high) (the score is each learner's margin or gap)
 BANDS = {"low": (0.0, 0.25), "mid": (0.25, 1.0), "high": (1.0, None)}
 DISAGREEMENTS = ("annotators", "model")
+#: items a text search the trigram index cannot serve reads at most per page (module docstring)
+SCAN_WINDOW = 100_000
+#: the shortest text a trigram index can look up
+TRIGRAM = 3
 KEYS = ("q", "host", "status", "provenance", "predicted", "confidence", "disagreement", "after")
 
 
@@ -40,11 +51,23 @@ class PastTheEndError(ValueError):
 class Page:
     """One page: ``rows`` (dicts: the item's columns, ``provenance``, ``label`` and the rest of
     :func:`.dataset_export.provenance`), ``next_after`` (the ``after`` of the next page; None on
-    the last) and the applied ``filters`` (query keys, for the links)."""
+    the last), the applied ``filters`` (query keys, for the links) and ``searched_to``: the last
+    ``seq`` a bounded text search read without filling the page (None when it was not cut)."""
 
     rows: list[dict[str, Any]]
     next_after: int | None
     filters: dict[str, str]
+    searched_to: int | None = None
+
+
+def _indexed_search(text: str) -> bool:
+    """Whether the trigram index can answer ``q=text`` (PostgreSQL, the index present, and at
+    least :data:`TRIGRAM` characters)."""
+    if connection.vendor != "postgresql" or len(text) < TRIGRAM:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'item_text_trgm'")
+        return cursor.fetchone() is not None
 
 
 def _host_q(host: str) -> Q:
@@ -126,11 +149,19 @@ def browse(project: Project, query: Mapping[str, str], size: int = PAGE_SIZE,
     bad filter, :class:`PastTheEndError` for an ``after`` past the last item."""
     q, kept = filter_q(project, query, hidden)
     after = _after(query, project)
-    rows = list(annotated_items(project).filter(q, seq__gt=after).order_by("seq")
-                .values(*ITEM_COLUMNS, "confidence")[:size + 1])
+    items = annotated_items(project).filter(q, seq__gt=after)
+    window = after + SCAN_WINDOW if "q" in kept and not _indexed_search(kept["q"]) else None
+    if window is not None:
+        items = items.filter(seq__lte=window)
+    rows = list(items.order_by("seq").values(*ITEM_COLUMNS, "confidence")[:size + 1])
     more = len(rows) > size
     rows = rows[:size]
     related = related_rows(rows)
     for row in rows:
         row.update(provenance(row, related))
-    return Page(rows, rows[-1]["seq"] if more and rows else None, kept)
+    next_after = rows[-1]["seq"] if more and rows else None
+    if window is not None and not more:
+        last = Item.objects.filter(project=project).order_by("-seq").values_list("seq", flat=True).first()
+        if last is not None and window < last:  # the window ended before the stream: search on
+            return Page(rows, window, kept, searched_to=window)
+    return Page(rows, next_after, kept)

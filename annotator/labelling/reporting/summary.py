@@ -12,6 +12,24 @@ from annotator.labelling.engine.queue_counts import waiting_count
 from annotator.labelling.models import Item, LearnerState, Project
 
 
+def budget_summary(project: Project, state: LearnerState | None = None) -> dict[str, Any]:
+    """The label budget and delta as :func:`console_summary` states them: ``target``, ``achieved``,
+    ``delta``, ``budget_steers`` (``state``: the project's learner state, read when None)."""
+    if state is None:
+        state = LearnerState.objects.filter(project=project).only(
+            "version", "n_decided", "n_queried", "budget_state").first()
+    decided = state.n_decided if state else 0
+    queried = state.n_queried if state else 0
+    delta = project.learner_params().get("delta")
+    budget = state.budget_state if state else None
+    steers = bool(budget and budget.get("knob") == "delta" and budget.get("log_value") is not None)
+    if steers and budget is not None:  # as learners.budget.BudgetController.value clips it
+        delta = min(max(math.exp(float(budget["log_value"])), float(budget.get("low", 0.0))),
+                    float(budget.get("high", math.inf)))
+    return {"target": target_ratio(project), "achieved": queried / decided if decided else None,
+            "delta": delta, "budget_steers": steers}
+
+
 def console_summary(project: Project) -> dict[str, Any]:
     """``items`` (uploaded), ``decided``, ``queried`` (asked of a person), ``waiting`` (for a
     label), ``labelled``, ``target`` (the budget's target query ratio, None when off),
@@ -22,18 +40,10 @@ def console_summary(project: Project) -> dict[str, Any]:
     items = Item.objects.filter(project=project)
     state = LearnerState.objects.filter(project=project).only(
         "version", "n_decided", "n_queried", "budget_state").first()
-    decided = state.n_decided if state else 0
-    queried = state.n_queried if state else 0
-    delta = project.learner_params().get("delta")
-    budget = state.budget_state if state else None
-    steers = bool(budget and budget.get("knob") == "delta" and budget.get("log_value") is not None)
-    if steers and budget is not None:  # as learners.budget.BudgetController.value clips it
-        delta = min(max(math.exp(float(budget["log_value"])), float(budget.get("low", 0.0))),
-                    float(budget.get("high", math.inf)))
     return {
-        "items": items.count(), "decided": decided, "queried": queried,
+        "items": items.count(), "decided": state.n_decided if state else 0,
+        "queried": state.n_queried if state else 0,
         "waiting": waiting_count(project),
         "labelled": items.filter(status=Item.Status.LABELLED).count(),
-        "target": target_ratio(project), "achieved": queried / decided if decided else None,
-        "delta": delta, "budget_steers": steers, "version": state.version if state else 0,
+        **budget_summary(project, state), "version": state.version if state else 0,
     }

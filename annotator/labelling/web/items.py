@@ -28,7 +28,14 @@ from annotator.labelling.annotation.relabel import relabel
 from annotator.labelling.models import Item, Project
 from annotator.labelling.projects.access import is_project_admin, project_for, sees_items, sees_predictions
 from annotator.labelling.reporting import dataset_export
-from annotator.labelling.reporting.item_browser import BANDS, DISAGREEMENTS, PastTheEndError, browse
+from annotator.labelling.reporting.item_browser import (
+    BANDS,
+    DISAGREEMENTS,
+    SCAN_WINDOW,
+    TRIGRAM,
+    PastTheEndError,
+    browse,
+)
 from annotator.labelling.worker import send
 
 from .request import AppRequest
@@ -95,7 +102,8 @@ def item_browser(request: AppRequest, pk: int) -> HttpResponse:
         "provenances": dataset_export.PROVENANCES if admin else ANNOTATOR_PROVENANCES,
         "disagreements": DISAGREEMENTS, "first_page": "after" not in request.GET,
         "next_url": (f"{request.path}?{next_query.urlencode()}" if page.next_after is not None else None),
-        "here": request.get_full_path(), "export_formats": dataset_export.FORMATS})
+        "here": request.get_full_path(), "export_formats": dataset_export.FORMATS,
+        "searched_to": page.searched_to, "scan_window": SCAN_WINDOW, "trigram": TRIGRAM})
 
 
 @login_required
