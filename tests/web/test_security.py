@@ -74,6 +74,9 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "logout": ("post", (302, 302, 302, 302)),
     "password_change": ("get", (LOGIN, 200, 200, 200)),
     "password_change_done": ("get", (LOGIN, 200, 200, 200)),
+    # single sign-on (annotator/sso.py): off unless OIDC_RP_CLIENT_ID is set (tests/sso/)
+    "sso-start": ("get", (404, 404, 404, 404)),
+    "sso-callback": ("get", (404, 404, 404, 404)),
     # no password_reset*: those routes exist only with EMAIL_HOST (test_no_password_reset_without_mail)
 }
 # The Django admin (every pattern under admin/) is for staff only: non-staff are sent to its login.
