@@ -816,7 +816,8 @@ class SsoIdentity(models.Model):
     """The OpenID Connect subject a user logs in as (single sign-on, docs/operations.md): users
     are found by ``(issuer, subject)``, never by an e-mail address the provider may let anyone set."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_identity")
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="sso_identity")
     issuer = models.CharField(max_length=500)
     subject = models.CharField(max_length=255)
     created = models.DateTimeField(default=timezone.now)
