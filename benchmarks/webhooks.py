@@ -3,16 +3,17 @@
     nice -n 10 python benchmarks/webhooks.py [--rate 100] [--seconds 10]
         [--postgres postgres://postgres@127.0.0.1:5432/postgres --redis redis://127.0.0.1:6379/0]
 
-A throw-away database holds a vectors project of 20,000 items queried at a high rate; two
+A throw-away database holds a vectors project of 8,000 items queried at a high rate; two
 worker processes run as in production (``-Q <queue>``: labels and decisions;
 ``-Q <queue>-heavy``: imports and webhook deliveries). A receiver (``http.server`` thread on
 127.0.0.1, allowed by ``WEBHOOK_ALLOWED_NETWORKS``) answers 200 to every post. The script stores
-labels at ``--rate`` a second for ``--seconds`` as the label view does (``submit_label``, then
-``send.labels_changed``), first without any webhook (the label path's baseline), then with one
-webhook subscribed to every event. Reported: the latency from a label's commit to its
-``label.created`` post arriving at the receiver (median, p95, max), the rate reached, every
-event delivered and verified with ``standardwebhooks``' ``Webhook.verify``, and the label
-path's own time (``submit_label``) with and without the webhook. Writes
+labels at ``--rate`` a second for ``--seconds`` from ``--annotators`` threads as the label view
+does (``submit_label``, then ``send.labels_changed``), after a warm-up, first without any
+webhook (the label path's baseline), then with one webhook subscribed to every event.
+Reported: the latency from a label's commit to its ``label.created`` post arriving at the
+receiver (median, p95, max), the rate reached, every event delivered and verified with
+``standardwebhooks``' ``Webhook.verify``, and the label path's own time (``submit_label``)
+with and without the webhook. Writes
 ``benchmarks/WEBHOOKS.md`` with the command and the machine's load.
 """
 
@@ -136,7 +137,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rate", type=float, default=100.0, help="labels per second")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
-    parser.add_argument("--items", type=int, default=20000)
+    parser.add_argument("--items", type=int, default=8000)
     parser.add_argument("--annotators", type=int, default=8, help="threads storing labels")
     parser.add_argument("--postgres", default=None, help="PostgreSQL server URL (default: SQLite file)")
     parser.add_argument("--redis", default=None, help="Redis broker URL (default: filesystem broker)")
@@ -174,9 +175,18 @@ def main() -> None:
     workers = [_worker(settings.CELERY_TASK_DEFAULT_QUEUE, tmp / "labels.log"),
                _worker(settings.CELERY_HEAVY_QUEUE, tmp / "heavy.log")]
     labels_changed(project.pk)  # decide the first items
+    from annotator.labelling.models import Item
+
+    deadline = time.monotonic() + 300
+    while Item.objects.filter(project=project, status=Item.Status.QUEUED).count() < 1:
+        if time.monotonic() > deadline:
+            raise SystemExit("the worker decided no items in 5 minutes")
+        time.sleep(0.2)
     results: dict = {}
     try:
         with running_receiver() as receiver:
+            # warm-up, not reported: the look-ahead grows with the annotators seen waiting
+            _label_at_rate(project, users, args.rate, min(args.seconds, 5))
             for phase in ("baseline", "webhooks"):
                 secret = None
                 if phase == "webhooks":

@@ -266,3 +266,31 @@ def test_a_real_worker_delivers_the_label_path_events(tmp_path: Path):
             worker.stop()
     label_row = WebhookDelivery.objects.get(event="label.created")
     assert (label_row.status, label_row.attempts, label_row.last_error) == ("delivered", 2, "HTTP 500")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_page_in_a_browser(live_server, chromium_page, settings):
+    """The console's webhooks page in Chromium: add a webhook through the form, the secret shown
+    once, a delivery in the log after the receiver answered 500."""
+    from tests.support.browser import log_in, screenshot
+
+    settings.WEBHOOK_ALLOWED_NETWORKS = LOOPBACK
+    settings.WEBHOOK_RETRY_SECONDS = [60]
+    project = queued_digits_project()
+    member(project, "padmin", Membership.Role.ADMIN, password="pw-admin-1")
+    page = chromium_page
+    log_in(page, live_server.url, "padmin", "pw-admin-1")
+    page.goto(f"{live_server.url}/projects/{project.pk}/console")
+    page.click("#webhooks-link")
+    with running_receiver() as receiver:
+        page.fill("#webhook-url", receiver.url)
+        page.click("#webhook-form button[type=submit]")
+        secret = WebhookEndpoint.objects.get().secret
+        assert secret in page.inner_text("#webhook-secret")
+        receiver.answers = [500]
+        _label_one(project, member(project, "ann"))
+        delivery.deliver_due(project.pk)
+    page.goto(f"{live_server.url}/projects/{project.pk}/webhooks")
+    assert secret not in page.content()
+    assert "HTTP 500" in page.inner_text(".delivery-log")
+    screenshot(page, "webhooks-page")
