@@ -236,7 +236,10 @@ transaction), same rate and project:
 The delivery path: the label commits with its outbox row; the label queue's worker applies it
 (`apply_labels`), sees rows due and sends `deliver_webhooks` to the heavy queue, whose worker posts
 everything due in one pass, so the latency is about one pipeline run plus one broker hop
-(docs/webhooks.md).
+(docs/webhooks.md). The tail is the label queue's backlog: a label's event is posted once the
+`apply_labels` run after it has ended, and on a loaded machine those runs queue up behind each
+other (the heavy worker, posting, is mostly idle). Each post is verified by the receiver's
+`standardwebhooks` call above; a retry is not part of these figures (every answer was 200).
 """)  # noqa: E501 - the report's table rows
 
 
