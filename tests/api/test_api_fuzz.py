@@ -38,7 +38,8 @@ OPERATIONS = ["GET /api/projects/{pk}/items", "POST /api/projects/{pk}/items",
               "GET /api/projects/{pk}/agreement", "GET /api/projects/{pk}/quality",
               "GET /api/projects/{pk}/reviews", "GET /api/projects/{pk}/dataset",
               "GET /api/projects/{pk}/webhooks", "POST /api/projects/{pk}/webhooks",
-              "DELETE /api/projects/{pk}/webhooks/{hook_pk}", "POST /api/projects/{pk}/webhooks/{hook_pk}/secret"]
+              "DELETE /api/projects/{pk}/webhooks/{hook_pk}",
+              "POST /api/projects/{pk}/webhooks/{hook_pk}/secret"]
 
 
 @pytest.fixture
