@@ -34,6 +34,15 @@ Environment variables (all optional for local development):
 * ``VAR_DIR``: folder for the SQLite file and the broker folders (default ``<repo>/var``).
 * ``LOGIN_FAILURE_LIMIT`` (default 5) and ``LOGIN_COOLOFF_MINUTES`` (default 15): login
   throttling, see ``AXES_*`` below.
+* ``WEBHOOK_ALLOWED_NETWORKS`` (default empty): comma-separated networks (``10.0.0.0/8``,
+  ``127.0.0.1/32``) webhooks may be delivered to although they are private, loopback, link-local
+  or otherwise not global; ``WEBHOOK_TIMEOUT_SECONDS`` (default 5) and ``WEBHOOK_RETRY_SECONDS``
+  (default ``10,60,300,1800,7200``: the waits before each retry) (docs/webhooks.md).
+* ``OIDC_RP_CLIENT_ID`` (default empty: single sign-on off) with ``OIDC_RP_CLIENT_SECRET``,
+  ``OIDC_OP_AUTHORIZATION_ENDPOINT``, ``OIDC_OP_TOKEN_ENDPOINT``, ``OIDC_OP_USER_ENDPOINT``,
+  ``OIDC_OP_JWKS_ENDPOINT``, ``OIDC_OP_ISSUER``, ``OIDC_PROVIDER_NAME`` (the login button's
+  "Sign in with ..."), ``OIDC_RP_SIGN_ALGO`` (default RS256), ``OIDC_RP_SCOPES`` (default
+  ``openid email profile``): OpenID Connect login (docs/operations.md, "Single sign-on").
 * ``LOG_LEVEL`` (default ``INFO``) and ``LOG_FILE`` (optional): see :func:`logging_config`;
   every 500 is logged with its traceback.
 """
@@ -99,6 +108,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "axes",  # login throttling (see AXES_* below)
+    "mozilla_django_oidc",  # OpenID Connect login, used only when OIDC_RP_CLIENT_ID is set
     "csp",  # Content-Security-Policy header (see CONTENT_SECURITY_POLICY below)
     "annotator.labelling",
 ]
@@ -126,7 +136,9 @@ MIDDLEWARE = [
 # for one username from one address, that pair is refused (429) for LOGIN_COOLOFF_MINUTES
 # even with the right password; a success resets the count. Per (username, address) so that
 # one attacker cannot lock every user out, nor one user lock out an office behind one address.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend",
+                           # OpenID Connect (annotator/sso.py): answers nothing while SSO is off
+                           "annotator.sso.NoRightsOIDCBackend"]
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", 5))
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_COOLOFF_MINUTES", 15)))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
@@ -245,6 +257,9 @@ CELERY_HEAVY_QUEUE = os.environ.get("CELERY_HEAVY_QUEUE", f"{CELERY_TASK_DEFAULT
 CELERY_TASK_QUEUES = [Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(CELERY_HEAVY_QUEUE)]
 CELERY_TASK_ROUTES = {f"annotator.labelling.tasks.{name}": {"queue": CELERY_HEAVY_QUEUE}
                       for name in ("import_upload", "run_planner", "compute_cost_view")}
+# Webhook deliveries (annotator/labelling/webhooks/) wait on other servers: the heavy queue,
+# never the one that applies labels.
+CELERY_TASK_ROUTES["annotator.labelling.tasks.deliver_webhooks"] = {"queue": CELERY_HEAVY_QUEUE}
 # Keep the worker's database connection between tasks (Celery otherwise closes it after every
 # task); annotator/celery.py closes it like Django does between requests: when broken or older
 # than CONN_MAX_AGE.
@@ -300,6 +315,37 @@ BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
 #: labels the stream has had.
 DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 5000)))
 
+
+# ------------------------------------------------------------------------------ webhooks
+#: networks a webhook may reach although they are not global (private, loopback, link-local,
+#: metadata, ...): nothing by default (docs/webhooks.md, "Where deliveries may go")
+WEBHOOK_ALLOWED_NETWORKS = [n.strip() for n in os.environ.get("WEBHOOK_ALLOWED_NETWORKS", "").split(",")
+                            if n.strip()]
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", 5))
+#: the waits before each retry of a failed delivery; one attempt more than there are waits
+WEBHOOK_RETRY_SECONDS = [float(s) for s in os.environ.get("WEBHOOK_RETRY_SECONDS", "10,60,300,1800,7200")
+                         .split(",") if s.strip()]
+
+# ------------------------------------------------------------------------ single sign-on
+# OpenID Connect login through mozilla-django-oidc (annotator/sso.py), off unless OIDC_RP_CLIENT_ID
+# is set. Users are created on their first login without any rights (not staff, no project).
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
+#: the provider's issuer (``iss``), kept with each user's subject; default: the token endpoint's origin
+OIDC_OP_ISSUER = os.environ.get("OIDC_OP_ISSUER", "")
+OIDC_PROVIDER_NAME = os.environ.get("OIDC_PROVIDER_NAME", "single sign-on")
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
+OIDC_USE_PKCE = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso-callback"
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+OIDC_TIMEOUT = 10  # seconds for each call to the provider
+OIDC_STORE_ID_TOKEN = False
+OIDC_CREATE_USER = True
 
 
 def logging_config(level: str, log_file: str | None) -> dict:

@@ -24,7 +24,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = "annotator.labelling"
-DOMAIN = {f"{APP}.{p}" for p in ("projects", "engine", "ingest", "annotation", "teams", "reporting")}
+DOMAIN = {f"{APP}.{p}" for p in ("projects", "engine", "ingest", "annotation", "teams", "reporting",
+                                  "webhooks")}
 EDGE = {f"{APP}.{p}" for p in ("web", "api", "worker")}
 #: modules of ``web`` every page module may import
 WEB_SHARED = {f"{APP}.web.{m}" for m in ("request", "forms")}

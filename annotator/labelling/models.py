@@ -755,3 +755,72 @@ class Honeypot(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "annotator"],
                                                name="one_honeypot_per_annotator")]
+
+
+class WebhookEvent(models.TextChoices):
+    """The events a project's webhooks can subscribe to (docs/webhooks.md)."""
+
+    LABEL_CREATED = "label.created"
+    ITEM_QUERIED = "item.queried"
+    MODEL_VERSION = "model.version"
+    IMPORT_FINISHED = "import.finished"
+    BUDGET_REACHED = "budget.reached"
+
+
+class WebhookEndpoint(models.Model):
+    """A URL a project's events are posted to, signed with its own secret (Standard Webhooks).
+
+    The secret (``whsec_`` + base64 of 24 random bytes) is kept as is, since every delivery
+    signs with it; the pages and the API show it once, when it is made or rotated."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.CharField(max_length=2000)
+    events = models.JSONField(default=list, help_text="the WebhookEvent values it receives")
+    secret = models.CharField(max_length=100)
+    created = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+
+    def __str__(self) -> str:
+        return f"webhook {self.pk} of {self.project_id}: {self.url}"
+
+
+class WebhookDelivery(models.Model):
+    """One event for one endpoint: the outbox row written where the event happens, then the
+    delivery log (status, attempts, last error) the worker keeps while it posts it."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DELIVERED = "delivered"
+        FAILED = "failed"  # every attempt failed, or the address became forbidden
+
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    msg_id = models.CharField(max_length=40, unique=True, help_text="the webhook-id header")
+    event = models.CharField(max_length=30, choices=WebhookEvent.choices)
+    payload = models.JSONField()
+    created = models.DateTimeField(default=timezone.now)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt = models.DateTimeField(null=True, blank=True, help_text="null once delivered or failed")
+    last_status = models.IntegerField(null=True, blank=True, help_text="the last answer's HTTP status")
+    last_error = models.CharField(max_length=500, blank=True, default="")
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "next_attempt"], name="webhook_due"),
+                   models.Index(fields=["endpoint", "-created"], name="webhook_log")]
+
+
+class SsoIdentity(models.Model):
+    """The OpenID Connect subject a user logs in as (single sign-on, docs/operations.md): users
+    are found by ``(issuer, subject)``, never by an e-mail address the provider may let anyone set."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="sso_identity")
+    issuer = models.CharField(max_length=500)
+    subject = models.CharField(max_length=255)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["issuer", "subject"], name="one_sso_identity")]

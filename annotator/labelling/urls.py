@@ -11,6 +11,7 @@ from annotator.labelling.web import (
     queue,
     review,
     suspects,
+    webhooks,
 )
 
 urlpatterns = [
@@ -39,6 +40,9 @@ urlpatterns = [
          name="planner-use"),
     path("projects/<int:pk>/suspects", suspects.suspects, name="suspects"),
     path("projects/<int:pk>/suspects/send", suspects.suspects_send, name="suspects-send"),
+    path("projects/<int:pk>/webhooks", webhooks.webhooks, name="webhooks"),
+    path("projects/<int:pk>/webhooks/<int:hook_pk>/rotate", webhooks.webhook_rotate, name="webhook-rotate"),
+    path("projects/<int:pk>/webhooks/<int:hook_pk>/delete", webhooks.webhook_delete, name="webhook-delete"),
     path("projects/<int:pk>/dashboard", dashboard.dashboard, name="dashboard"),
     path("projects/<int:pk>/dashboard/panel", dashboard.dashboard_panel, name="dashboard-panel"),
     path("projects/<int:pk>/items/<int:item_pk>/image", projects.item_image, name="item-image"),
@@ -64,5 +68,9 @@ urlpatterns = [
     path("api/projects/<int:pk>/agreement", api.agreement, name="api-agreement"),
     path("api/projects/<int:pk>/quality", api.quality, name="api-quality"),
     path("api/projects/<int:pk>/reviews", api.reviews, name="api-reviews"),
+    path("api/projects/<int:pk>/webhooks", api.webhooks, name="api-webhooks"),
+    path("api/projects/<int:pk>/webhooks/<int:hook_pk>", api.webhook, name="api-webhook"),
+    path("api/projects/<int:pk>/webhooks/<int:hook_pk>/secret", api.webhook_secret,
+         name="api-webhook-secret"),
     path("api/openapi.json", api.openapi, name="api-openapi"),
 ]

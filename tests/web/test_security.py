@@ -16,7 +16,15 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from annotator.labelling.engine.pipeline import update_project
-from annotator.labelling.models import ImportJob, Item, Label, Membership, PlannerRun, Review
+from annotator.labelling.models import (
+    ImportJob,
+    Item,
+    Label,
+    Membership,
+    PlannerRun,
+    Review,
+    WebhookEndpoint,
+)
 from tests.support.app import ROOT, digits_project, member
 
 ROLES = ("anonymous", "outsider", "annotator", "admin")
@@ -61,6 +69,9 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "item-relabel": ("post", (LOGIN, 404, 403, 400)),  # admins only; no value posted
     "suspects": ("get", (LOGIN, 404, 403, 200)),
     "suspects-send": ("post", (LOGIN, 404, 403, 400)),  # admins only; no item posted
+    "webhooks": ("get", (LOGIN, 404, 403, 200)),  # admins only (tests/webhooks/)
+    "webhook-rotate": ("post", (LOGIN, 404, 403, 200)),  # the page with the new secret, shown once
+    "webhook-delete": ("post", (LOGIN, 404, 403, 302)),
     "api-items": ("get", (403, 404, 200, 200)),  # token, or a member's session (read-only)
     "api-metrics": ("get", (403, 404, 403, 200)),  # the project keeps its dashboard for admins
     "api-opinions": ("get", (403, 404, 403, 200)),  # token, or an admin's session
@@ -68,12 +79,18 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "api-quality": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-reviews": ("get", (403, 404, 403, 200)),  # token, or a reviewer's or an admin's session
     "api-dataset": ("get", (403, 404, 403, 200)),  # token, or an admin's session
+    "api-webhooks": ("get", (403, 404, 403, 200)),  # token, or an admin's session (POST: token only)
+    "api-webhook": ("delete", (403, 403, 403, 403)),  # token only: a session is refused before any lookup
+    "api-webhook-secret": ("post", (403, 403, 403, 403)),  # token only
     "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),
     "logout": ("post", (302, 302, 302, 302)),
     "password_change": ("get", (LOGIN, 200, 200, 200)),
     "password_change_done": ("get", (LOGIN, 200, 200, 200)),
+    # single sign-on (annotator/sso.py): off unless OIDC_RP_CLIENT_ID is set (tests/sso/)
+    "sso-start": ("get", (404, 404, 404, 404)),
+    "sso-callback": ("get", (404, 404, 404, 404)),
     # no password_reset*: those routes exist only with EMAIL_HOST (test_no_password_reset_without_mail)
 }
 # The Django admin (every pattern under admin/) is for staff only: non-staff are sent to its login.
@@ -114,8 +131,11 @@ def world(db):
     theirs = Label.objects.create(item=item, project=project, annotator=member(project, "carol"),
                                   value=project.classes[0], primary=False)  # an opinion: item unchanged
     review = Review.objects.create(project=project, item=item, reason=Review.Reason.DISAGREEMENT)
+    hook = WebhookEndpoint.objects.create(project=project, url="https://example.org/hook",
+                                          events=["label.created"], secret="whsec_" + "A" * 32)
     kwargs = {"pk": project.pk, "item_pk": item.pk, "label_pk": theirs.pk, "job_pk": job.pk, "run_pk": run.pk,
-              "index": 0, "review_pk": review.pk, "uidb64": "MQ", "token": "set-password", "fmt": "csv",
+              "index": 0, "review_pk": review.pk, "hook_pk": hook.pk,
+              "uidb64": "MQ", "token": "set-password", "fmt": "csv",
               "name": "budget"}
     return project, users, kwargs
 

@@ -50,11 +50,13 @@ from annotator.labelling.models import (
     Membership,
     Project,
     Skip,
+    WebhookEvent,
     leased_by_q,
     waiting_q,
 )
 from annotator.labelling.teams import consensus
 from annotator.labelling.teams.honeypots import honeypot_of, maybe_serve, open_honeypot_ids
+from annotator.labelling.webhooks import outbox
 
 #: Attempts at the compare-and-set before giving up (other annotators took the candidates).
 LEASE_ATTEMPTS = 5
@@ -192,6 +194,10 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
                                                n_opinions=F("n_opinions") + 1)
         if overlapped and item.n_opinions >= item.overlap_k:
             consensus.mark_due(item)
+        outbox.emit(project.pk, WebhookEvent.LABEL_CREATED, {
+            "project": project.pk, "label": label.pk, "item": item.pk, "class": cls,
+            "annotator": user.get_username(), "primary": primary, "seconds": seconds,
+            "created": label.created.isoformat()})
         return label
 
 

@@ -29,6 +29,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from annotator.labelling.models import WebhookEvent
 from annotator.labelling.reporting.dataset_export import PROVENANCES
 from learners.uploads.records import MAX_FILENAME_LENGTH
 
@@ -104,6 +105,23 @@ OPINION = {"type": "object", "required": ["label_id", "item_id", "seq", "annotat
     "consensus_method": {"enum": ["majority", "dawid-skene", "adjudication", None]},
     "consensus_by": {"type": ["string", "null"], "description": "the reviewer who decided (adjudicated)"},
     "consensus_at": {**NULLABLE_TIME, "description": "when the consensus was last set"}}}
+WEBHOOK_EVENTS = [e.value for e in WebhookEvent]
+DELIVERY = {"type": "object", "required": ["id", "msg_id", "event", "status", "attempts"], "properties": {
+    "id": {"type": "integer"}, "msg_id": {"type": "string", "description": "the webhook-id header"},
+    "event": {"enum": WEBHOOK_EVENTS}, "status": {"enum": ["pending", "delivered", "failed"]},
+    "attempts": {"type": "integer"}, "created": {"type": "string", "format": "date-time"},
+    "next_attempt": NULLABLE_TIME, "last_status": {"type": ["integer", "null"]},
+    "last_error": {"type": "string"}, "delivered_at": NULLABLE_TIME}}
+WEBHOOK: dict[str, Any] = {
+    "type": "object", "required": ["id", "url", "events", "deliveries"], "properties": {
+    "id": {"type": "integer"}, "url": {"type": "string"},
+    "events": {"type": "array", "items": {"enum": WEBHOOK_EVENTS}},
+    "created": {"type": "string", "format": "date-time"},
+    "deliveries": {"type": "array", "items": DELIVERY, "description": "the newest deliveries, newest first"}}}
+WEBHOOK_BODY = {"type": "object", "required": ["url", "events"], "properties": {
+    "url": {"type": "string", "description": "http(s) URL whose host is a public address (or allowed by "
+            "WEBHOOK_ALLOWED_NETWORKS)"},
+    "events": {"type": "array", "minItems": 1, "items": {"enum": WEBHOOK_EVENTS}}}}
 #: answers every API operation may give besides its own
 COMMON_ERRORS = {"400": "malformed request", "403": "no or wrong token (the same for a missing project), "
                  "or a member without the role asked for", "404": "no such project, or a session "

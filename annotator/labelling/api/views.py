@@ -33,6 +33,12 @@ project), or a logged-in member's session (handy for the dashboard).
 * ``GET /api/projects/<id>/reviews?after=<review id>`` -> ``{"reviews": [...], "next"}``: the
   review queue's items and their final decisions (:func:`.reviews.review_rows`), a page at a time;
   for the token and the sessions of its reviewers and admins (403 for an annotator's).
+* ``GET /api/projects/<id>/webhooks`` -> ``{"webhooks": [...]}``: each endpoint (no secret) with
+  its newest deliveries (token and admins' sessions); ``POST`` (token) ``{"url", "events"}`` ->
+  ``201`` with the new endpoint and its ``secret``, shown this once; a URL that is not http(s)
+  or whose host is not a public address: 400 (docs/webhooks.md).
+* ``DELETE /api/projects/<id>/webhooks/<hook>`` (token) -> 204; ``POST
+  /api/projects/<id>/webhooks/<hook>/secret`` (token) -> ``{"id", "secret"}``, a new secret.
 
 The OpenAPI 3.1 description is ``GET /api/openapi.json``, generated from the declarations in
 :mod:`.schema` (whose schemas also validate the ``POST`` bodies).
@@ -53,12 +59,12 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.labelling.ingest import IngestError, Record, import_ids
-from annotator.labelling.models import Item, Project, new_token
+from annotator.labelling.models import Item, Project, WebhookEndpoint, new_token
 from annotator.labelling.projects.access import (
     is_project_admin,
     may_review,
@@ -72,6 +78,7 @@ from annotator.labelling.teams.agreement import project_agreement
 from annotator.labelling.teams.audit_sampling import audit_estimate
 from annotator.labelling.teams.quality import annotator_quality
 from annotator.labelling.teams.reviews import review_rows
+from annotator.labelling.webhooks import endpoints as webhook_endpoints
 from annotator.labelling.worker import send
 from learners.uploads import gold_of
 from learners.uploads.input_rules import parse_json
@@ -86,6 +93,8 @@ from .schema import (
     ITEM_STATE,
     OPINION,
     REVIEW,
+    WEBHOOK,
+    WEBHOOK_BODY,
     items_body,
     openapi_document,
     operation,
@@ -343,3 +352,74 @@ def dataset(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpRespon
     response = StreamingHttpResponse(body, content_type=dataset_export.CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="dataset-{project.pk}.{fmt}"'
     return response
+
+
+WEBHOOKS_OUT = {"type": "object", "required": ["webhooks"],
+                "properties": {"webhooks": {"type": "array", "items": WEBHOOK}}}
+WEBHOOK_CREATED = {**WEBHOOK, "required": [*WEBHOOK["required"], "secret"], "properties": {
+    **WEBHOOK["properties"],
+    "secret": {"type": "string", "description": "the signing secret, shown this once"}}}
+SECRET_OUT = {"type": "object", "required": ["id", "secret"], "properties": {
+    "id": {"type": "integer"},
+    "secret": {"type": "string", "description": "the new signing secret, shown this once"}}}
+
+
+def _token_project(request: HttpRequest, pk: int, what: str) -> Project:
+    """The project of the token in the request; a session gets 403 (sessions are read-only here)."""
+    if not request.headers.get("Authorization", "").startswith("Token "):
+        raise PermissionDenied(f"{what} needs 'Authorization: Token <project token>'")
+    return _admin_project(request, pk)
+
+
+def _hook(project: Project, hook_pk: int) -> WebhookEndpoint:
+    found = WebhookEndpoint.objects.filter(project=project, pk=hook_pk).first()
+    if found is None:
+        raise Http404("no such webhook in this project")
+    return found
+
+
+@operation(
+    get={"summary": "The project's webhooks (without their secrets), each with its newest deliveries",
+         "answers": {200: ("the webhooks in creation order", WEBHOOKS_OUT)}},
+    post={"summary": "Register a webhook: events posted to the URL, signed (Standard Webhooks) with a secret "
+                     "shown once",
+          "body": WEBHOOK_BODY,
+          "answers": {201: ("the new webhook with its secret", WEBHOOK_CREATED)}},
+)
+@csrf_exempt  # token-authenticated API; session callers are read-only (GET)
+@require_http_methods(["GET", "POST"])
+def webhooks(request: HttpRequest, pk: int) -> JsonResponse:
+    if request.method == "GET":
+        project = _admin_project(request, pk)
+        return JsonResponse({"webhooks": [webhook_endpoints.describe(e)
+                                          for e in webhook_endpoints.of_project(project)]})
+    project = _token_project(request, pk, "registering a webhook")
+    try:
+        body = parse_json(request.body, "the body")
+    except ValueError as exc:
+        return _error(str(exc))
+    if not isinstance(body, dict):
+        return _error('the body must be an object {"url": ..., "events": [...]}')
+    try:
+        endpoint, secret = webhook_endpoints.register(project, body.get("url"), body.get("events"))
+    except ValueError as exc:
+        return _error(str(exc))
+    return JsonResponse({**webhook_endpoints.describe(endpoint), "secret": secret}, status=201)
+
+
+@operation(delete={"summary": "Delete a webhook and its delivery log",
+                   "answers": {204: ("deleted", None)}})
+@csrf_exempt
+@require_http_methods(["DELETE"])
+def webhook(request: HttpRequest, pk: int, hook_pk: int) -> HttpResponse:
+    _hook(_token_project(request, pk, "deleting a webhook"), hook_pk).delete()
+    return HttpResponse(status=204)
+
+
+@operation(post={"summary": "Rotate a webhook's secret: deliveries sign with the new one from now on",
+                 "answers": {200: ("the new secret, shown this once", SECRET_OUT)}})
+@csrf_exempt
+@require_http_methods(["POST"])
+def webhook_secret(request: HttpRequest, pk: int, hook_pk: int) -> JsonResponse:
+    endpoint = _hook(_token_project(request, pk, "rotating a webhook secret"), hook_pk)
+    return JsonResponse({"id": endpoint.pk, "secret": webhook_endpoints.rotate(endpoint)})

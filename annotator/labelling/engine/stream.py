@@ -20,9 +20,10 @@ import math
 
 from django.utils import timezone
 
-from annotator.labelling.models import Item, LearnerState, Project, StreamStats
+from annotator.labelling.models import Item, LearnerState, Project, StreamStats, WebhookEvent
 from annotator.labelling.teams.audit_sampling import open_audits, sampled
 from annotator.labelling.teams.overlap import draw as draw_overlap
+from annotator.labelling.webhooks import outbox
 
 from . import label_budget
 from .bulk_writes import update_rows
@@ -93,6 +94,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
         rows = []
         now = timezone.now()
         queried = 0
+        asked: list[dict] = []
         counted = []
         audits = []
         for pk, seq, vector, gold in batch:
@@ -106,6 +108,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
                 status = Item.Status.QUEUED
                 taken += 1
                 queried += 1
+                asked.append({"id": pk, "seq": seq, "query_prob": q})
                 k, overlap_prob = draw_overlap(project, seq)
             else:
                 status = Item.Status.AUTO
@@ -119,6 +122,9 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
             if taken >= places:
                 break
         update_rows(Item, DECISION_FIELDS, rows)
+        if asked:  # one event per step of decisions, in the same transaction (the outbox)
+            outbox.emit(project.pk, WebhookEvent.ITEM_QUERIED, {
+                "project": project.pk, "model_version": lk.state.version, "items": asked})
         open_audits(project, audits)
         record_decisions(stats, lk.state.n_decided, lk.state.n_queried, counted)
         decided += len(rows)

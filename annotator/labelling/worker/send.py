@@ -35,13 +35,14 @@ COMPUTE_COST_VIEW = _PREFIX + "compute_cost_view"
 SWEEP = _PREFIX + "sweep"
 HEARTBEAT = _PREFIX + "heartbeat"
 RUN_PLANNER = _PREFIX + "run_planner"
+DELIVER_WEBHOOKS = _PREFIX + "deliver_webhooks"
 
 
-def send(task_name: str, *args: int) -> None:
-    """Send the task named ``task_name`` with ``args`` now; if the broker is unreachable, log it
-    (the sweep catches up)."""
+def send(task_name: str, *args: int, countdown: float | None = None) -> None:
+    """Send the task named ``task_name`` with ``args`` now (to run after ``countdown`` seconds
+    when given); if the broker is unreachable, log it (the sweep catches up)."""
     try:
-        current_app.send_task(task_name, args=args)
+        current_app.send_task(task_name, args=args, countdown=countdown)
     except Exception:  # any broker/connection error: the work is found again by the sweep
         log.exception("could not send %s%r; the periodic sweep will do it", task_name, args)
 
@@ -97,3 +98,9 @@ def cost_view_stale(project_id: int) -> None:
 def run_planner(run_id: int) -> None:
     """A delta-planner run (:class:`.models.PlannerRun`) was created: replay its candidates."""
     after_commit(RUN_PLANNER, run_id)
+
+
+def webhooks_due(project_id: int, after: float | None = None) -> None:
+    """The project has webhook deliveries waiting (:mod:`..webhooks.outbox`): a worker posts them,
+    at once or ``after`` seconds (the next retry)."""
+    transaction.on_commit(lambda: send(DELIVER_WEBHOOKS, project_id, countdown=after))

@@ -28,23 +28,36 @@ from annotator.labelling.models import (
 from annotator.labelling.projects import retention
 from annotator.labelling.reporting import cost_view, planner, stop_rule
 from annotator.labelling.teams import suspects
+from annotator.labelling.webhooks import delivery, events, outbox
 
 from . import send
 
 
+def _run_pipeline(project_id: int) -> None:
+    """The stop rule, the pipeline, then the webhook events of the run (a new model version, the
+    budget reached) and a delivery task when the project's outbox has rows due (the labels' and
+    the queried items' events, written where they happened)."""
+    stop_rule.refresh(project_id)
+    outcome = pipeline.update_project(project_id)
+    if outcome is not None and outcome.applied:
+        events.model_version(project_id, outcome.version, outcome.applied)
+        events.budget_reached(project_id)
+    if outbox.due(project_id):
+        send.webhooks_due(project_id)
+
+
 @shared_task(name=send.APPLY_LABELS)
 def apply_labels(project_id: int) -> None:
-    """A label was saved: apply every waiting label, then top up the queue (the stop rule first)."""
-    stop_rule.refresh(project_id)
-    pipeline.update_project(project_id)
+    """A label was saved: apply every waiting label, then top up the queue (the stop rule first;
+    :func:`_run_pipeline`)."""
+    _run_pipeline(project_id)
 
 
 @shared_task(name=send.ADVANCE_STREAM)
 def advance_stream(project_id: int) -> None:
     """The queue runs low or items arrived: decide pending items (after applying labels; the stop
-    rule first)."""
-    stop_rule.refresh(project_id)
-    pipeline.update_project(project_id)
+    rule first; :func:`_run_pipeline`)."""
+    _run_pipeline(project_id)
 
 
 @shared_task(name=send.IMPORT_UPLOAD)
@@ -57,6 +70,17 @@ def import_upload(job_id: int) -> None:
     job = ingest.run_job(job_id, send.items_arriving(project_id))
     if job is not None and job.status == job.Status.DONE:
         send.items_changed(job.project_id)
+    if job is not None and job.status in (job.Status.DONE, job.Status.FAILED) and events.import_finished(job):
+        send.webhooks_due(job.project_id)
+
+
+@shared_task(name=send.DELIVER_WEBHOOKS)
+def deliver_webhooks(project_id: int) -> None:
+    """Post the project's due webhook deliveries (:func:`.delivery.deliver_due`); when a retry
+    waits, send this task again for its time (the sweep also finds it)."""
+    wait = delivery.deliver_due(project_id)
+    if wait is not None:
+        send.webhooks_due(project_id, after=max(wait, 0.1))
 
 
 @shared_task(name=send.COMPUTE_COST_VIEW)
@@ -86,7 +110,8 @@ def sweep() -> None:
     Also drops the content of items past their project's retention window (:mod:`.retention`)
     and re-checks the stop rule of the projects that use it (:func:`.stop_rule.refresh`: an audit
     decided since may have contradicted the target) and sends the labels above their project's
-    ``suspect_threshold`` to the reviewers (:func:`.suspects.auto_send`).
+    ``suspect_threshold`` to the reviewers (:func:`.suspects.auto_send`), and sends the delivery
+    task of every project with webhook deliveries due (a retry, or a lost message).
     """
     for project_id in Project.objects.filter(stop_at_target=True).values_list("pk", flat=True):
         stop_rule.refresh(project_id)
@@ -99,6 +124,8 @@ def sweep() -> None:
         send.import_upload(job_id)
     for run_id in jobs.restart_stale(PlannerRun):
         send.run_planner(run_id)
+    for project_id in outbox.projects_due():
+        send.webhooks_due(project_id)
 
 
 @shared_task(name=send.HEARTBEAT, bind=True)
