@@ -54,6 +54,8 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "export-card": ("get", (LOGIN, 404, 403, 200)),
     "export-labels-csv": ("get", (LOGIN, 404, 403, 200)),
     "export-labels-jsonl": ("get", (LOGIN, 404, 403, 200)),
+    "export-labels-parquet": ("get", (LOGIN, 404, 403, 200)),
+    "export-labels-prodigy": ("get", (LOGIN, 404, 403, 200)),
     "export-opinions-csv": ("get", (LOGIN, 404, 403, 200)),
     "export-opinions-jsonl": ("get", (LOGIN, 404, 403, 200)),
     "export-dataset": ("get", (LOGIN, 404, 403, 200)),
@@ -68,6 +70,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "api-quality": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-reviews": ("get", (403, 404, 403, 200)),  # token, or a reviewer's or an admin's session
     "api-dataset": ("get", (403, 404, 403, 200)),  # token, or an admin's session
+    "api-labels": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),

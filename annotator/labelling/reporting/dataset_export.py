@@ -305,7 +305,7 @@ def dataset_jsonl(rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     yield "".join(lines)
 
 
-class _Sink(io.RawIOBase):
+class ParquetSink(io.RawIOBase):
     """A write-only file that keeps what was written until :meth:`take` (the Parquet stream)."""
 
     def __init__(self) -> None:
@@ -355,7 +355,7 @@ def dataset_parquet(rows: Iterable[Mapping[str, Any]]) -> Iterator[bytes]:
     import pyarrow.parquet as pq
 
     schema = _parquet_schema()
-    sink = _Sink()
+    sink = ParquetSink()
     writer = pq.ParquetWriter(sink, schema)
 
     def flush(batch: list[Mapping[str, Any]]) -> None:
