@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -18,7 +22,7 @@ import pytest
 from annotator_client import ApiError, Client, retry_after
 
 from annotator.labelling.models import Item, Label
-from tests.support.app import member, teach, text_project
+from tests.support.app import ROOT, member, teach, text_project
 
 HASHED = {"kind": "text", "name": "hashed-ngrams", "n_features": 2**16}
 WORDS = ["free prize now", "lunch at home", "cash reward draw", "see you at the station"]
@@ -153,3 +157,27 @@ def test_retry_after_reads_seconds_and_http_dates():
     assert retry_after(format_datetime(now + timedelta(seconds=30), usegmt=True), now) == 30.0
     assert retry_after(format_datetime(now - timedelta(seconds=30), usegmt=True), now) == 0.0
     assert retry_after("soon", now) is None and retry_after(None) is None
+
+
+@pytest.mark.slow
+def test_pip_install_client_installs_the_package(tmp_path):
+    """``pip install ./client`` as a wheel into a folder (without dependencies: httpx is this
+    venv's), imported from there in a process whose path holds no checkout."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "client", src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
+                    "--no-deps", "-w", str(wheels), str(src)], check=True, timeout=300)
+    site = tmp_path / "site"
+    (wheel,) = wheels.glob("*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "--no-deps", "--target", str(site), str(wheel)], check=True, timeout=300)
+    code = ("import annotator_client, sys\n"
+            f"assert annotator_client.__file__.startswith({str(site)!r}), annotator_client.__file__\n"
+            "print(annotator_client.Client.__name__, annotator_client.BATCH)\n")
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(site), "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["Client", "500"]
+    assert (site / "annotator_client" / "py.typed").exists()

@@ -139,7 +139,7 @@ def export_model(request: AppRequest, pk: int, what: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def export_table(request: AppRequest, pk: int, table: str, fmt: str) -> StreamingHttpResponse:
+def export_table(request: AppRequest, pk: int, table: str, fmt: str) -> HttpResponse | StreamingHttpResponse:
     """The project's ``labels`` or ``opinions`` (:data:`.export.TABLES`) as ``csv`` or ``jsonl``;
     the labels also as ``parquet`` or ``prodigy`` (JSONL tasks, :mod:`.label_formats`).
     Project admins only; 400 for Prodigy tasks of a vectors project."""

@@ -80,7 +80,7 @@ class LabelRow(TypedDict):
     created: str
 
 
-#: the metrics answer: the dashboard's figures (its keys are documented in the app's docs/metrics)
+#: the metrics answer: the figures the project's dashboard shows (a JSON object)
 Metrics = dict[str, Any]
 LabelFormat = Literal["csv", "jsonl", "parquet", "prodigy"]
 DatasetFormat = Literal["csv", "jsonl", "parquet"]
