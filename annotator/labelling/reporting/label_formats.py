@@ -16,15 +16,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from annotator.labelling.models import Label, Project
 from learners.uploads.prodigy import data_uri, task
 
+from .dataset_export import parquet_chunks
 from .export import LABEL_FIELDS, label_rows, table_csv, table_jsonl
 
-#: labels per Parquet row group, and per chunk of the Prodigy stream
+#: labels per chunk of the Prodigy stream (and per Parquet row group: :data:`.dataset_export.PAGE`)
 PAGE = 2000
 PRODIGY_KINDS = (Project.Kind.TEXT, Project.Kind.URL, Project.Kind.IMAGE)
 
@@ -77,34 +78,19 @@ def _schema(project: Project) -> Any:
 def labels_parquet(project: Project) -> Iterator[bytes]:
     """A Parquet file of the project's labels (module docstring), yielded as it is written."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
     from django.utils.dateparse import parse_datetime
-
-    from .dataset_export import ParquetSink
 
     schema = _schema(project)
     as_text = pa.types.is_string(schema.field("label").type)
-    sink = ParquetSink()
-    writer = pq.ParquetWriter(sink, schema)
 
-    def flush(batch: list[dict[str, Any]]) -> None:
-        columns: dict[str, list[Any]] = {f: [r[f] for r in batch] for f in LABEL_FIELDS}
-        columns["created"] = [parse_datetime(v) for v in columns["created"]]
+    def columns(batch: list[Mapping[str, Any]]) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {f: [r[f] for r in batch] for f in LABEL_FIELDS}
+        out["created"] = [parse_datetime(v) for v in out["created"]]
         if as_text:
-            columns["label"] = [None if v is None else str(v) for v in columns["label"]]
-        writer.write_table(pa.table(columns, schema=schema))
+            out["label"] = [None if v is None else str(v) for v in out["label"]]
+        return out
 
-    batch: list[dict[str, Any]] = []
-    for row in label_rows(project):
-        batch.append(row)
-        if len(batch) >= PAGE:
-            flush(batch)
-            batch = []
-            yield sink.take()
-    if batch:
-        flush(batch)
-    writer.close()
-    yield sink.take()
+    return parquet_chunks(label_rows(project), schema, columns)
 
 
 #: the labels table's formats (the opinions table: csv and jsonl only)
