@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 PARSERS: dict[str, Callable[[Target, BinaryIO], Iterator[Record]]] = {
-    ".csv": iter_csv, ".tsv": iter_csv, ".jsonl": iter_jsonl, ".ndjson": iter_jsonl, ".zip": iter_zip,
+    ".zip": iter_zip, ".csv": iter_csv, ".tsv": iter_csv, ".jsonl": iter_jsonl, ".ndjson": iter_jsonl,
     ".svm": iter_svmlight, ".svmlight": iter_svmlight, ".libsvm": iter_svmlight,
     ".txt": iter_svmlight, ".parquet": iter_parquet,
 }
@@ -72,7 +72,7 @@ GZIP = ".gz"
 FORMATS = ", ".join(sorted(PARSERS)) + f" (each also gzipped, e.g. .csv{GZIP})"
 #: the parsers of each item kind's files (text and URL items: the tabular ones)
 KIND_PARSERS: dict[str, tuple[Callable[[Target, BinaryIO], Iterator[Record]], ...]] = {
-    "image": (iter_zip, iter_parquet), "vectors": (iter_svmlight, iter_parquet),
+    "image": (iter_zip, iter_jsonl, iter_parquet), "vectors": (iter_svmlight, iter_parquet),
     "text": (iter_csv, iter_jsonl, iter_parquet), "url": (iter_csv, iter_jsonl, iter_parquet)}
 #: formats read with random access (spooled to a temporary file when compressed)
 RANDOM_ACCESS = (".zip", ".parquet")

@@ -3,8 +3,10 @@
 Reading (a line of a ``.jsonl`` upload is a Prodigy task when it holds one of
 :data:`PRODIGY_KEYS`; other lines follow the plain JSONL rules of :mod:`.tabular`):
 
-* the content: ``text`` (text projects; URL projects take ``text`` or ``image``, an image's URL);
-  a line without it is refused with its line number, and the whole file with it;
+* the content: ``text`` (text projects; URL projects take ``text`` or ``image``, an image's URL;
+  image projects take ``image`` as a ``data:`` URI of the file's bytes in base64, as Prodigy
+  shows them, named by ``path``, ``meta.file`` or the line); a line without it is refused with
+  its line number, and the whole file with it;
 * the class: ``label`` (a binary task: "is this ``label``?") or ``accept`` (the choice interface:
   the ids of the chosen ``options``), read only when ``answer`` is ``accept`` (or absent):
 
@@ -36,12 +38,13 @@ but its own hash of the same text may differ.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .input_rules import text_problem
-from .records import IngestError, Record, Target, gold_of
+from .records import IngestError, Record, Target, checked_filename, gold_of
 
 #: keys that make a JSONL line a Prodigy task
 PRODIGY_KEYS = ("answer", "accept", "options", "_input_hash", "_task_hash", "image")
@@ -56,10 +59,26 @@ def is_prodigy(row: Mapping[str, Any]) -> bool:
     return any(k in row for k in PRODIGY_KEYS)
 
 
+def _image(row: Mapping[str, Any], where: str) -> tuple[bytes, str]:
+    """``(bytes, file name)`` of an image task's ``data:`` URI; IngestError naming ``where``."""
+    value = row.get("image")
+    if not isinstance(value, str) or not value.startswith("data:") or ";base64," not in value:
+        raise IngestError(f"{where}: an image project needs 'image' as a data: URI of the image's bytes "
+                          "(base64); image URLs are not fetched")
+    try:
+        data = base64.b64decode(value.split(";base64,", 1)[1], validate=True)
+    except (binascii.Error, ValueError):
+        raise IngestError(f"{where}: 'image' is not valid base64") from None
+    meta = row.get("meta")
+    name = row.get("path") or (meta.get("file") if isinstance(meta, dict) else None)
+    name = name.rsplit("/", 1)[-1] if isinstance(name, str) and name else where.replace(" ", "-")
+    return data, checked_filename(name, where)
+
+
 def _content(target: Target, row: Mapping[str, Any], where: str) -> str:
     keys = ("text", "image") if target.item_kind == "url" else ("text",)
     if target.item_kind not in ("text", "url"):
-        raise IngestError(f"{where}: Prodigy tasks are read into text or URL projects, not "
+        raise IngestError(f"{where}: Prodigy tasks are read into text, URL or image projects, not "
                           f"{target.item_kind} ones")
     key = next((k for k in keys if k in row), None)
     if key is None:
@@ -97,7 +116,12 @@ def _chosen(target: Target, row: Mapping[str, Any], where: str) -> Any:
 
 def prodigy_record(target: Target, row: Mapping[str, Any], where: str) -> Record:
     """The record of one Prodigy task (module docstring); IngestError naming ``where``."""
-    content = _content(target, row, where)
+    filename = ""
+    if target.item_kind == "image":
+        content: Any
+        content, filename = _image(row, where)
+    else:
+        content = _content(target, row, where)
     answer = row.get("answer", "accept")
     if answer not in ANSWERS:
         raise IngestError(f"{where}: 'answer' must be one of {', '.join(ANSWERS)}, not {answer!r}")
@@ -107,7 +131,7 @@ def prodigy_record(target: Target, row: Mapping[str, Any], where: str) -> Record
             gold = _chosen(target, row, where)
         elif "label" in row:
             gold = gold_of(target, row["label"], where)
-    return Record(where, content, gold)
+    return Record(where, content, gold, filename=filename)
 
 
 def murmurhash3_32(data: bytes, seed: int = 0) -> int:

@@ -107,8 +107,11 @@ def iter_csv(target: Target, fh: BinaryIO) -> Iterator[Record]:
 
 
 def iter_jsonl(target: Target, fh: BinaryIO) -> Iterator[Record]:
-    """Records of a JSONL upload read from ``fh`` (module docstring); IngestError on the first bad line."""
-    content_keys(target.item_kind)
+    """Records of a JSONL upload read from ``fh`` (module docstring); IngestError on the first bad line.
+    An image project's lines must be Prodigy tasks (their images as ``data:`` URIs)."""
+    images = target.item_kind == "image"
+    if not images:
+        content_keys(target.item_kind)
     for number, line in text_lines(fh):
         if not line.strip():
             continue
@@ -121,5 +124,8 @@ def iter_jsonl(target: Target, fh: BinaryIO) -> Iterator[Record]:
             raise IngestError(f"{where}: expected a JSON object, got {type(row).__name__}")
         if is_prodigy(row):
             yield prodigy_record(target, row, where)
+        elif images:
+            raise IngestError(f"{where}: an image project's JSONL lines are Prodigy tasks with an 'image' "
+                              "data: URI")
         else:
             yield row_record(target, {k.lower(): v for k, v in row.items()}, where)

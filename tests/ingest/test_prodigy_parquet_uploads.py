@@ -181,3 +181,18 @@ def test_parquet_parsing_memory_is_flat_in_the_file_and_row_group_size(tmp_path)
     assert big < 1.25 * small + 2**20, (small, big)
     assert big_arrow < 8 * 2**20, (small_arrow, big_arrow)
     assert big_arrow < (tmp_path / "big.parquet").stat().st_size * 3, big_arrow
+
+
+def test_an_image_project_reads_prodigy_data_uris_and_refuses_urls():
+    import base64
+
+    uri = "data:image/png;base64," + base64.b64encode(b"\x89PNG-bytes").decode()
+    records = parse_upload(OpenTarget("image"), "i.jsonl", _lines(
+        {"image": uri, "label": "3", "answer": "accept", "meta": {"file": "dir/a.png"}},
+        {"image": uri, "answer": "reject", "label": "3"}))
+    assert [(r.raw, r.filename, r.gold) for r in records] == [
+        (b"\x89PNG-bytes", "a.png", "3"), (b"\x89PNG-bytes", "line-2", None)]
+    with pytest.raises(IngestError, match="line 1: an image project needs 'image' as a data: URI"):
+        parse_upload(OpenTarget("image"), "i.jsonl", _lines({"image": "https://x/a.png", "answer": "accept"}))
+    with pytest.raises(IngestError, match="line 1: an image project's JSONL lines are Prodigy tasks"):
+        parse_upload(OpenTarget("image"), "i.jsonl", _lines({"text": "not an image"}))

@@ -16,7 +16,7 @@ from annotator.labelling.models import Item, Label, Membership
 from annotator.labelling.reporting import label_formats
 from annotator.labelling.reporting.dataset_export import dataset_stream
 from learners.uploads.prodigy import task_hashes
-from tests.support.app import SPAM, member, queued_digits_project, teach, text_project
+from tests.support.app import SPAM, digits_project, member, queued_digits_project, teach, text_project
 
 pytestmark = pytest.mark.django_db
 HASHED = {"kind": "text", "name": "hashed-ngrams", "n_features": 2**16}
@@ -85,8 +85,18 @@ def test_prodigy_tasks_of_images_carry_a_data_uri(client):
     response = client.get(f"/projects/{project.pk}/export/labels.prodigy.jsonl")
     assert response.status_code == 200
     assert 'filename="labels-' in response["Content-Disposition"]
-    (task,) = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+    body = b"".join(response.streaming_content)
+    (task,) = [json.loads(line) for line in body.decode().splitlines()]
     assert task["image"].startswith("data:image/png;base64,") and task["accept"] == [project.classes[0]]
+    assert task["meta"]["file"] == item.filename
+
+    # and back in: the same image bytes, name and class
+    again = digits_project(0)
+    job = run_job(new_job(again, "images.prodigy.jsonl", [body]).pk)
+    assert job.status == "done", job.error
+    (copy,) = Item.objects.filter(project=again)
+    assert (bytes(copy.data), copy.filename) == (bytes(item.data), item.filename)
+    assert copy.gold == project.classes[0]
 
 
 def test_a_vectors_project_has_no_prodigy_export():

@@ -3,7 +3,8 @@
 * :func:`prodigy_lines`: one Prodigy task per standing label (undone ones are left out: an undone
   answer is no answer), in label order, in the choice interface (``options``, ``accept``,
   ``answer`` ``"accept"``, ``_input_hash`` / ``_task_hash``, ``_annotator_id``, ``meta`` with the
-  item's id and seq, the label's id, seconds and time; :mod:`learners.uploads.prodigy`). The
+  item's id and seq, the label's id, seconds and time, an image's file name as ``file``;
+  :mod:`learners.uploads.prodigy`). The
   content is ``text`` (text and URL items) or ``image`` (a ``data:`` URI of the image's bytes);
   vector items have no Prodigy form (ValueError). Several annotators' labels of one item are
   several tasks with one ``_input_hash``, as Prodigy stores them.
@@ -52,7 +53,7 @@ def prodigy_lines(project: Project) -> Iterator[str]:
         meta = {"item_id": item_id, "seq": seq, "label_id": pk, "seconds": seconds,
                 "created": created.isoformat()}
         if filename:
-            meta["filename"] = filename
+            meta["file"] = filename  # where Prodigy's image loader keeps the file name
         lines.append(json.dumps(task(content, classes, value, username, meta), ensure_ascii=False) + "\n")
         if len(lines) >= PAGE:
             yield "".join(lines)

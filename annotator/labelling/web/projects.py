@@ -30,6 +30,7 @@ from annotator.labelling.reporting import export, label_formats
 from annotator.labelling.worker.send import import_upload
 from learners.uploads import CHECKED_RECORDS, GZIP, formats_for, suffixes_for
 from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST
+from learners.uploads.parquet import CONTENT_COLUMNS
 from learners.uploads.svmlight import FIRST_INDEX
 from learners.uploads.tabular import GOLD_KEYS, content_keys
 
@@ -93,7 +94,7 @@ def upload_help(project: Project) -> dict[str, Any]:
     first, second = project.classes[:2]  # a project has two classes at least
     kind = project.item_kind
     out: dict[str, Any] = {"kind": kind, "suffixes": suffixes_for(kind),
-                           "gzip": GZIP, "gold_keys": GOLD_KEYS, "first": first, "second": second}
+                           "parquet_column": CONTENT_COLUMNS[kind][0], "gzip": GZIP, "gold_keys": GOLD_KEYS, "first": first, "second": second}
     if kind in ("text", "url"):
         key = content_keys(kind)[0]
         sample = ("https://example.com/login", "paypa1-login.example/verify") if kind == "url" \
