@@ -94,7 +94,8 @@ def upload_help(project: Project) -> dict[str, Any]:
     first, second = project.classes[:2]  # a project has two classes at least
     kind = project.item_kind
     out: dict[str, Any] = {"kind": kind, "suffixes": suffixes_for(kind),
-                           "parquet_column": CONTENT_COLUMNS[kind][0], "gzip": GZIP, "gold_keys": GOLD_KEYS, "first": first, "second": second}
+                           "parquet_column": CONTENT_COLUMNS[kind][0], "gzip": GZIP, "gold_keys": GOLD_KEYS,
+                           "first": first, "second": second}
     if kind in ("text", "url"):
         key = content_keys(kind)[0]
         sample = ("https://example.com/login", "paypa1-login.example/verify") if kind == "url" \
