@@ -36,7 +36,8 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 OPERATIONS = ["GET /api/projects/{pk}/items", "POST /api/projects/{pk}/items",
               "GET /api/projects/{pk}/metrics", "GET /api/projects/{pk}/opinions",
               "GET /api/projects/{pk}/agreement", "GET /api/projects/{pk}/quality",
-              "GET /api/projects/{pk}/reviews", "GET /api/projects/{pk}/dataset"]
+              "GET /api/projects/{pk}/reviews", "GET /api/projects/{pk}/dataset",
+              "GET /api/projects/{pk}/labels"]
 
 
 @pytest.fixture
