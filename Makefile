@@ -54,7 +54,7 @@ install-app: $(APP_STAMP)
 install: install-app $(TEST_STAMP) $(AXE_STAMP)
 
 # Packages `make lint` type-checks with mypy (config: [tool.mypy] in pyproject.toml).
-MYPY_PATHS ?= learners annotator
+MYPY_PATHS ?= learners annotator client/src
 
 lint: install
 	$(BIN)/ruff check .

@@ -7,8 +7,9 @@ with the same labels, wherever it is read, and :func:`featurize_chunks` turns th
 same feature rows:
 
 * ``.csv`` / ``.tsv`` / ``.jsonl`` / ``.ndjson``: text or URL items (:mod:`.tabular`; CSV cells
-  separated by commas, tabs or semicolons);
+  separated by commas, tabs or semicolons; a JSONL line may be a Prodigy task, :mod:`.prodigy`);
 * ``.zip``: images, labelled by ``labels.csv`` or class folders (:mod:`.image_zip`);
+* ``.parquet``: any kind, a column per field, read a batch of rows at a time (:mod:`.parquet`);
 * ``.svm`` / ``.svmlight`` / ``.libsvm`` / ``.txt``: vectors (:mod:`.svmlight`);
 * any of these followed by ``.gz``: gzip-compressed, at most ``MAX_GUNZIP_BYTES`` once
   decompressed and at most ``MAX_GUNZIP_RATIO`` decompressed bytes per compressed byte (beyond
@@ -17,7 +18,8 @@ same feature rows:
 
 Every format is read as a stream: records come one at a time from a binary file, and
 :func:`record_chunks` groups them in bounded chunks, so memory does not grow with the file.
-A ZIP needs random access: a compressed or unseekable one is first spooled to a temporary file.
+A ZIP or a Parquet file needs random access: a compressed or unseekable one is first spooled to a
+temporary file.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import scipy.sparse as sp
 
 from ..features import FeatureError
 from .image_zip import iter_zip
+from .parquet import iter_parquet
 from .records import IngestError, OpenTarget, Record, Target, gold_of
 from .svmlight import iter_svmlight
 from .tabular import iter_csv, iter_jsonl
@@ -60,17 +63,19 @@ __all__ = [
 ]
 
 PARSERS: dict[str, Callable[[Target, BinaryIO], Iterator[Record]]] = {
-    ".csv": iter_csv, ".tsv": iter_csv, ".jsonl": iter_jsonl, ".ndjson": iter_jsonl, ".zip": iter_zip,
+    ".zip": iter_zip, ".csv": iter_csv, ".tsv": iter_csv, ".jsonl": iter_jsonl, ".ndjson": iter_jsonl,
     ".svm": iter_svmlight, ".svmlight": iter_svmlight, ".libsvm": iter_svmlight,
-    ".txt": iter_svmlight,
+    ".txt": iter_svmlight, ".parquet": iter_parquet,
 }
 GZIP = ".gz"
 #: the accepted file types, as told to users
 FORMATS = ", ".join(sorted(PARSERS)) + f" (each also gzipped, e.g. .csv{GZIP})"
 #: the parsers of each item kind's files (text and URL items: the tabular ones)
 KIND_PARSERS: dict[str, tuple[Callable[[Target, BinaryIO], Iterator[Record]], ...]] = {
-    "image": (iter_zip,), "vectors": (iter_svmlight,), "text": (iter_csv, iter_jsonl),
-    "url": (iter_csv, iter_jsonl)}
+    "image": (iter_zip, iter_jsonl, iter_parquet), "vectors": (iter_svmlight, iter_parquet),
+    "text": (iter_csv, iter_jsonl, iter_parquet), "url": (iter_csv, iter_jsonl, iter_parquet)}
+#: formats read with random access (spooled to a temporary file when compressed)
+RANDOM_ACCESS = (".zip", ".parquet")
 #: records an upload form reads to check a file before it is stored (:func:`check_start`)
 CHECKED_RECORDS = 20
 #: records featurized per call (bounds memory and gives progress steps) ...
@@ -193,7 +198,7 @@ def iter_upload(target: Target, filename: str, fh: BinaryIO) -> Iterator[Record]
                           f"{FORMATS}")
     if filename.lower().endswith(GZIP):
         fh = gunzipped(fh)
-    if suffix != ".zip":
+    if suffix not in RANDOM_ACCESS:
         yield from parser(target, fh)
         return
     with _seekable(fh) as seekable:

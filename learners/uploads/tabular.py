@@ -7,7 +7,9 @@ for URL projects (``text`` is accepted for URL projects too); an optional ``labe
 ``gold`` column gives the known class (empty cell = unknown). Errors name the file line
 (the header is line 1).
 
-JSONL: one JSON object per line with the same keys; blank lines are ignored.
+JSONL: one JSON object per line with the same keys; blank lines are ignored. A line that is a
+Prodigy task (it has ``answer``, ``accept``, ``options``, ``_input_hash``, ``_task_hash`` or
+``image``) is read by Prodigy's rules instead (:mod:`.prodigy`).
 
 Both are read as a stream (:func:`iter_csv`, :func:`iter_jsonl`): a line at a time from a binary
 file, so memory does not grow with the file.
@@ -22,6 +24,7 @@ from typing import Any, BinaryIO
 
 from .input_rules import parse_json, text_problem
 from .lines import text_lines
+from .prodigy import is_prodigy, prodigy_record
 from .records import IngestError, Record, Target, gold_of
 
 GOLD_KEYS = ("label", "gold")
@@ -104,8 +107,11 @@ def iter_csv(target: Target, fh: BinaryIO) -> Iterator[Record]:
 
 
 def iter_jsonl(target: Target, fh: BinaryIO) -> Iterator[Record]:
-    """Records of a JSONL upload read from ``fh`` (module docstring); IngestError on the first bad line."""
-    content_keys(target.item_kind)
+    """Records of a JSONL upload read from ``fh`` (module docstring); IngestError on the first bad line.
+    An image project's lines must be Prodigy tasks (their images as ``data:`` URIs)."""
+    images = target.item_kind == "image"
+    if not images:
+        content_keys(target.item_kind)
     for number, line in text_lines(fh):
         if not line.strip():
             continue
@@ -116,4 +122,10 @@ def iter_jsonl(target: Target, fh: BinaryIO) -> Iterator[Record]:
             raise IngestError(str(exc)) from None
         if not isinstance(row, dict):
             raise IngestError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        yield row_record(target, {k.lower(): v for k, v in row.items()}, where)
+        if is_prodigy(row):
+            yield prodigy_record(target, row, where)
+        elif images:
+            raise IngestError(f"{where}: an image project's JSONL lines are Prodigy tasks with an 'image' "
+                              "data: URI")
+        else:
+            yield row_record(target, {k.lower(): v for k, v in row.items()}, where)

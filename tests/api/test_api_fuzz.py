@@ -39,7 +39,8 @@ OPERATIONS = ["GET /api/projects/{pk}/items", "POST /api/projects/{pk}/items",
               "GET /api/projects/{pk}/reviews", "GET /api/projects/{pk}/dataset",
               "GET /api/projects/{pk}/webhooks", "POST /api/projects/{pk}/webhooks",
               "DELETE /api/projects/{pk}/webhooks/{hook_pk}",
-              "POST /api/projects/{pk}/webhooks/{hook_pk}/secret"]
+              "POST /api/projects/{pk}/webhooks/{hook_pk}/secret",
+              "GET /api/projects/{pk}/labels"]
 
 
 @pytest.fixture

@@ -62,6 +62,8 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "export-card": ("get", (LOGIN, 404, 403, 200)),
     "export-labels-csv": ("get", (LOGIN, 404, 403, 200)),
     "export-labels-jsonl": ("get", (LOGIN, 404, 403, 200)),
+    "export-labels-parquet": ("get", (LOGIN, 404, 403, 200)),
+    "export-labels-prodigy": ("get", (LOGIN, 404, 403, 200)),
     "export-opinions-csv": ("get", (LOGIN, 404, 403, 200)),
     "export-opinions-jsonl": ("get", (LOGIN, 404, 403, 200)),
     "export-dataset": ("get", (LOGIN, 404, 403, 200)),
@@ -82,6 +84,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "api-webhooks": ("get", (403, 404, 403, 200)),  # token, or an admin's session (POST: token only)
     "api-webhook": ("delete", (403, 403, 403, 403)),  # token only: a session is refused before any lookup
     "api-webhook-secret": ("post", (403, 403, 403, 403)),  # token only
+    "api-labels": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),

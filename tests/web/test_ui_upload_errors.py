@@ -55,7 +55,8 @@ def test_upload_page_examples_parse_as_the_page_says(client, kind):
         assert "-1</code> (or <code>0</code>) means <code>neg" in client.get(
             f"/projects/{project.pk}/upload").content.decode()
     else:
-        assert set(examples) == {"example-folders", "example-manifest"} and accept == [".zip", ".zip.gz"]
+        assert set(examples) == {"example-folders", "example-manifest"} and accept[:2] == [".zip", ".jsonl"]
+        assert ".zip.gz" in accept and ".parquet" in accept
         assert "labels.csv" in help_.text and "3/img003.png" not in examples["example-folders"]
         assert examples["example-folders"].splitlines()[1] == "├── 0/img001.png"  # the project's classes
     assert "add .gz to the name" in re.sub(r"\s+", " ", help_.text)

@@ -10,8 +10,10 @@ traceback by Django (``django.request``) before it is rewritten.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
+from django.conf import settings
 from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 
@@ -26,7 +28,8 @@ REFUSALS: tuple[tuple[type[Exception], int], ...] = (
 class TooManyWrongTokensError(Exception):
     """An address sent ``AXES_FAILURE_LIMIT`` wrong API tokens within ``AXES_COOLOFF_TIME``
     (the login's limits, django-axes): answered 429 until the cool-off ends. Counted in the
-    cache, per process with the default cache (docs/operations.md, "Request bodies")."""
+    cache, per process with the default cache (docs/operations.md, "Request bodies"). The answer
+    says ``Retry-After``: the cool-off in seconds."""
 
 
 def error_response(message: str, status: int = 400) -> JsonResponse:
@@ -59,7 +62,10 @@ class ApiErrorMiddleware:
         if not request.path.startswith(API_PREFIX):
             return None
         if isinstance(exception, TooManyWrongTokensError):
-            return error_response("too many wrong tokens from this address: wait and try again", 429)
+            response = error_response("too many wrong tokens from this address: wait and try again", 429)
+            # the cool-off's full length: an upper bound of the wait (the window began at the first miss)
+            response["Retry-After"] = str(max(1, math.ceil(settings.AXES_COOLOFF_TIME.total_seconds())))
+            return response
         for kind, status in REFUSALS:
             if isinstance(exception, kind):
                 return error_response(str(exception) or HttpResponse(status=status).reason_phrase.lower(),

@@ -122,13 +122,25 @@ WEBHOOK_BODY = {"type": "object", "required": ["url", "events"], "properties": {
     "url": {"type": "string", "description": "http(s) URL whose host is a public address (or allowed by "
             "WEBHOOK_ALLOWED_NETWORKS)"},
     "events": {"type": "array", "minItems": 1, "items": {"enum": WEBHOOK_EVENTS}}}}
+#: a row of the labels export in JSON Lines (:data:`..reporting.export.LABEL_FIELDS`); the Prodigy
+#: format's lines are Prodigy tasks (docs/formats.md)
+LABEL_ROW = {"type": "object", "required": ["item_id", "seq", "content", "label", "annotator", "seconds",
+                                            "primary", "applied_version", "created"], "properties": {
+    "item_id": {"type": "integer"}, "seq": {"type": "integer"},
+    "content": {"type": "string",
+                "description": "the text or URL, the image's file name, or a vector as JSON"},
+    "label": {"description": "a class value"},
+    "annotator": {"type": ["string", "null"], "description": "null: the user was deleted"},
+    "seconds": {"type": ["number", "null"]}, "primary": {"type": "boolean"},
+    "applied_version": {"type": ["integer", "null"], "description": "the model version that learnt it"},
+    "created": {"type": "string", "format": "date-time"}}}
 #: answers every API operation may give besides its own
 COMMON_ERRORS = {"400": "malformed request", "403": "no or wrong token (the same for a missing project), "
                  "or a member without the role asked for", "404": "no such project, or a session "
                  "that is not one of its members (the same answer), or no such item",
                  "405": "method not allowed", "411": "a body without Content-Length (chunked): refused "
                  "unread", "413": "request body too large", "429": "too many wrong tokens from this "
-                 "address: wait and try again"}
+                 "address: wait Retry-After seconds and try again"}
 
 
 def items_body(kind: str | None) -> dict[str, Any]:

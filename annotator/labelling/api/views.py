@@ -24,6 +24,10 @@ project), or a logged-in member's session (handy for the dashboard).
   &min_confidence=...&max_confidence=...&since=...&until=...`` -> every item of the project with
   its final label and provenance (:mod:`.dataset_export`, docs/dataset.md), streamed; token and
   admins' sessions only; a bad filter or format: 400.
+* ``GET /api/projects/<id>/labels?format=csv|jsonl|parquet|prodigy`` -> every label of the
+  project with its item's content (:func:`.export.label_rows`; ``prodigy``: the standing labels
+  as Prodigy tasks, :mod:`.label_formats`), streamed; token and admins' sessions only; a bad
+  format, or Prodigy tasks of a vectors project: 400.
 * ``GET /api/projects/<id>/agreement`` -> :func:`.agreement.project_agreement` (Cohen's kappa
   per pair of annotators and Krippendorff's alpha, each with its number of items).
   Both are for the project's token and its admins' sessions (403 for an annotator's).
@@ -71,7 +75,7 @@ from annotator.labelling.projects.access import (
     project_for,
     sees_dashboard,
 )
-from annotator.labelling.reporting import dataset_export
+from annotator.labelling.reporting import dataset_export, label_formats
 from annotator.labelling.reporting.export import opinion_rows
 from annotator.labelling.reporting.metrics import project_metrics
 from annotator.labelling.teams.agreement import project_agreement
@@ -91,6 +95,7 @@ from .schema import (
     CONTENT_KEY,
     DATASET_ROW,
     ITEM_STATE,
+    LABEL_ROW,
     OPINION,
     REVIEW,
     WEBHOOK,
@@ -423,3 +428,32 @@ def webhook(request: HttpRequest, pk: int, hook_pk: int) -> HttpResponse:
 def webhook_secret(request: HttpRequest, pk: int, hook_pk: int) -> JsonResponse:
     endpoint = _hook(_token_project(request, pk, "rotating a webhook secret"), hook_pk)
     return JsonResponse({"id": endpoint.pk, "secret": webhook_endpoints.rotate(endpoint)})
+
+
+LABELS_FORMAT = {"name": "format", "in": "query", "required": False,
+                 "schema": {"type": "string", "enum": list(label_formats.LABEL_FORMATS), "default": "jsonl"},
+                 "description": "csv (formula-safe cells), jsonl (values exact), parquet (label as int64 "
+                                "when every class is an integer, else text) or prodigy (Prodigy tasks, JSON "
+                                "Lines; not for vector items: 400)"}
+
+
+@operation(get={"summary": "Every label of the project with its item's content, streamed (also as Parquet "
+                           "or Prodigy tasks)",
+                "parameters": [LABELS_FORMAT],
+                "answers": {200: ("one row per label in label order", None, {
+                    label_formats.CONTENT_TYPES["jsonl"]: LABEL_ROW,
+                    label_formats.CONTENT_TYPES["csv"]: {"type": "string"},
+                    label_formats.CONTENT_TYPES["parquet"]: {"type": "string", "contentMediaType":
+                                                             label_formats.CONTENT_TYPES["parquet"]}})}})
+@require_GET
+def labels(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpResponse:
+    project = _admin_project(request, pk)
+    fmt = request.GET.get("format", "jsonl")
+    try:
+        body = label_formats.table_stream(project, "labels", fmt)
+    except ValueError as exc:
+        return _error(str(exc))
+    response = StreamingHttpResponse(body, content_type=label_formats.CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = (f'attachment; filename="labels-{project.pk}.'
+                                       f'{label_formats.SUFFIXES[fmt]}"')
+    return response

@@ -26,7 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -305,7 +305,7 @@ def dataset_jsonl(rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     yield "".join(lines)
 
 
-class _Sink(io.RawIOBase):
+class ParquetSink(io.RawIOBase):
     """A write-only file that keeps what was written until :meth:`take` (the Parquet stream)."""
 
     def __init__(self) -> None:
@@ -347,32 +347,34 @@ def _parquet_cell(name: str, value: Any) -> Any:
     return value
 
 
-def dataset_parquet(rows: Iterable[Mapping[str, Any]]) -> Iterator[bytes]:
-    """A Parquet file of ``rows`` (schema :func:`_parquet_schema`), a row group per :data:`PAGE`
-    rows, yielded as it is written. Text items stay text in ``item``; the class columns, the
-    opinions and vectors hold JSON (``"spam"``, ``3``, ``[[0, 1.5]]``)."""
+def parquet_chunks(rows: Iterable[Mapping[str, Any]], schema: Any,
+                   columns: Callable[[list[Mapping[str, Any]]], dict[str, list[Any]]]) -> Iterator[bytes]:
+    """A Parquet file of ``rows`` with ``schema``, a row group per :data:`PAGE` rows (``columns``
+    turns a page of rows into the row group's columns), yielded as it is written."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = _parquet_schema()
-    sink = _Sink()
+    sink = ParquetSink()
     writer = pq.ParquetWriter(sink, schema)
-
-    def flush(batch: list[Mapping[str, Any]]) -> None:
-        columns = {f: [_parquet_cell(f, r[f]) for r in batch] for f in FIELDS}
-        writer.write_table(pa.table(columns, schema=schema))
-
     batch: list[Mapping[str, Any]] = []
     for row in rows:
         batch.append(row)
         if len(batch) >= PAGE:
-            flush(batch)
+            writer.write_table(pa.table(columns(batch), schema=schema))
             batch = []
             yield sink.take()
     if batch:
-        flush(batch)
+        writer.write_table(pa.table(columns(batch), schema=schema))
     writer.close()
     yield sink.take()
+
+
+def dataset_parquet(rows: Iterable[Mapping[str, Any]]) -> Iterator[bytes]:
+    """A Parquet file of ``rows`` (schema :func:`_parquet_schema`), a row group per :data:`PAGE`
+    rows, yielded as it is written. Text items stay text in ``item``; the class columns, the
+    opinions and vectors hold JSON (``"spam"``, ``3``, ``[[0, 1.5]]``)."""
+    return parquet_chunks(rows, _parquet_schema(),
+                          lambda batch: {f: [_parquet_cell(f, r[f]) for r in batch] for f in FIELDS})
 
 
 def dataset_stream(project: Project, fmt: str, filters: Filters | None = None) -> Iterator[Any]:

@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
@@ -26,10 +26,11 @@ from annotator.labelling.projects.access import (
     project_for,
     visible_projects,
 )
-from annotator.labelling.reporting import export
+from annotator.labelling.reporting import export, label_formats
 from annotator.labelling.worker.send import import_upload
 from learners.uploads import CHECKED_RECORDS, GZIP, formats_for, suffixes_for
 from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST
+from learners.uploads.parquet import CONTENT_COLUMNS
 from learners.uploads.svmlight import FIRST_INDEX
 from learners.uploads.tabular import GOLD_KEYS, content_keys
 
@@ -93,7 +94,8 @@ def upload_help(project: Project) -> dict[str, Any]:
     first, second = project.classes[:2]  # a project has two classes at least
     kind = project.item_kind
     out: dict[str, Any] = {"kind": kind, "suffixes": suffixes_for(kind),
-                           "gzip": GZIP, "gold_keys": GOLD_KEYS, "first": first, "second": second}
+                           "parquet_column": CONTENT_COLUMNS[kind][0], "gzip": GZIP, "gold_keys": GOLD_KEYS,
+                           "first": first, "second": second}
     if kind in ("text", "url"):
         key = content_keys(kind)[0]
         sample = ("https://example.com/login", "paypa1-login.example/verify") if kind == "url" \
@@ -139,12 +141,16 @@ def export_model(request: AppRequest, pk: int, what: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def export_table(request: AppRequest, pk: int, table: str, fmt: str) -> StreamingHttpResponse:
-    """The project's ``labels`` or ``opinions`` (:data:`.export.TABLES`) as ``csv`` or ``jsonl``.
-    Project admins only."""
+def export_table(request: AppRequest, pk: int, table: str, fmt: str) -> HttpResponse | StreamingHttpResponse:
+    """The project's ``labels`` or ``opinions`` (:data:`.export.TABLES`) as ``csv`` or ``jsonl``;
+    the labels also as ``parquet`` or ``prodigy`` (JSONL tasks, :mod:`.label_formats`).
+    Project admins only; 400 for Prodigy tasks of a vectors project."""
     project = project_for(request.user, pk, admin=True)
-    body = export.table_csv(project, table) if fmt == "csv" else export.table_jsonl(project, table)
-    content_type = "text/csv" if fmt == "csv" else "application/jsonl"
-    response = StreamingHttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{table}-{project.pk}.{fmt}"'
+    try:
+        body = label_formats.table_stream(project, table, fmt)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain")
+    response = StreamingHttpResponse(body, content_type=label_formats.CONTENT_TYPES[fmt])
+    suffix = label_formats.SUFFIXES[fmt]
+    response["Content-Disposition"] = f'attachment; filename="{table}-{project.pk}.{suffix}"'
     return response
