@@ -1,8 +1,8 @@
 """The desk's page fixes in Chromium (tests/web/test_ui_desk_pages.py has the same pages through
 the test client): the queue on a phone (its history reached from the title line, no empty band
 above the item, no key hints on a touch screen) and the dashboard, the empty dashboard and a
-rendered document and the item browser's note on a short search at a laptop's and a phone's size, with no serious or critical axe-core
-violation. Screenshots under test-output/desk/."""
+rendered document and the item browser's note on a short search at a laptop's and a phone's
+size, with no serious or critical axe-core violation. Screenshots under test-output/desk/."""
 
 from __future__ import annotations
 
