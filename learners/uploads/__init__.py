@@ -10,6 +10,8 @@ same feature rows:
   separated by commas, tabs or semicolons);
 * ``.zip``: images, labelled by ``labels.csv`` or class folders (:mod:`.image_zip`);
 * ``.svm`` / ``.svmlight`` / ``.libsvm`` / ``.txt``: vectors (:mod:`.svmlight`);
+* ``.json``: a Label Studio export of text, URL or image tasks with their Choices annotations
+  (:mod:`.label_studio`);
 * any of these followed by ``.gz``: gzip-compressed, at most ``MAX_GUNZIP_BYTES`` once
   decompressed and at most ``MAX_GUNZIP_RATIO`` decompressed bytes per compressed byte (beyond
   the first ``GUNZIP_RATIO_FREE_BYTES``); a gzip bomb is refused as soon as it passes either,
@@ -35,6 +37,7 @@ import scipy.sparse as sp
 
 from ..features import FeatureError
 from .image_zip import iter_zip
+from .label_studio import iter_label_studio
 from .records import IngestError, OpenTarget, Record, Target, gold_of
 from .svmlight import iter_svmlight
 from .tabular import iter_csv, iter_jsonl
@@ -62,15 +65,15 @@ __all__ = [
 PARSERS: dict[str, Callable[[Target, BinaryIO], Iterator[Record]]] = {
     ".csv": iter_csv, ".tsv": iter_csv, ".jsonl": iter_jsonl, ".ndjson": iter_jsonl, ".zip": iter_zip,
     ".svm": iter_svmlight, ".svmlight": iter_svmlight, ".libsvm": iter_svmlight,
-    ".txt": iter_svmlight,
+    ".txt": iter_svmlight, ".json": iter_label_studio,
 }
 GZIP = ".gz"
 #: the accepted file types, as told to users
 FORMATS = ", ".join(sorted(PARSERS)) + f" (each also gzipped, e.g. .csv{GZIP})"
 #: the parsers of each item kind's files (text and URL items: the tabular ones)
 KIND_PARSERS: dict[str, tuple[Callable[[Target, BinaryIO], Iterator[Record]], ...]] = {
-    "image": (iter_zip,), "vectors": (iter_svmlight,), "text": (iter_csv, iter_jsonl),
-    "url": (iter_csv, iter_jsonl)}
+    "image": (iter_zip, iter_label_studio), "vectors": (iter_svmlight,),
+    "text": (iter_csv, iter_jsonl, iter_label_studio), "url": (iter_csv, iter_jsonl, iter_label_studio)}
 #: records an upload form reads to check a file before it is stored (:func:`check_start`)
 CHECKED_RECORDS = 20
 #: records featurized per call (bounds memory and gives progress steps) ...
