@@ -252,3 +252,28 @@ def test_setup_route_gives_the_config_and_backend_url(client):
                         HTTP_AUTHORIZATION=f"Token {project.api_token}").json()
     assert answer["ml_backend_url"].endswith(f"/api/label-studio/{project.pk}/{backend_token(project)}/")
     assert "<Choices" in answer["label_config"]
+
+
+def test_image_tasks_travel_as_inline_images_and_links_are_refused(client):
+    from tests.support.app import digits_project
+
+    project = digits_project(12, params={"delta": 100.0})
+    update_project(project.pk)
+    boss = member(project, "boss", Membership.Role.ADMIN)
+    from annotator.labelling.annotation.actions import submit_label
+
+    item = Item.objects.filter(project=project, status=Item.Status.QUEUED).order_by("seq").first()
+    submit_label(project, item.pk, boss, item.gold)
+    tasks = json.loads(b"".join(client.get(f"/api/projects/{project.pk}/label-studio/tasks",
+                                           HTTP_AUTHORIZATION=f"Token {project.api_token}").streaming_content))
+    assert all(t["data"]["image"].startswith("data:image/png;base64,") for t in tasks)
+    other = digits_project(0)
+    client.force_login(member(other, "boss2", Membership.Role.ADMIN))
+    assert client.post(f"/projects/{other.pk}/upload", {"file": export_file(tasks)}).status_code == 302
+    assert run_job(ImportJob.objects.get(project=other).pk).status == "done"
+    copied = Item.objects.get(project=other, seq=item.seq)
+    assert bytes(copied.data) == bytes(item.data)
+    assert copied.labels.get().value == item.gold  # "3" there, the int class 3 here
+    tasks[0]["data"]["image"] = "/data/upload/1/digit.png"
+    response = client.post(f"/projects/{other.pk}/upload", {"file": export_file(tasks)})
+    assert response.status_code == 400 and "task 0: data.image must be an inline" in response.content.decode()
