@@ -264,8 +264,9 @@ def test_image_tasks_travel_as_inline_images_and_links_are_refused(client):
 
     item = Item.objects.filter(project=project, status=Item.Status.QUEUED).order_by("seq").first()
     submit_label(project, item.pk, boss, item.gold)
-    tasks = json.loads(b"".join(client.get(f"/api/projects/{project.pk}/label-studio/tasks",
-                                           HTTP_AUTHORIZATION=f"Token {project.api_token}").streaming_content))
+    answer = client.get(f"/api/projects/{project.pk}/label-studio/tasks",
+                        HTTP_AUTHORIZATION=f"Token {project.api_token}")
+    tasks = json.loads(b"".join(answer.streaming_content))
     assert all(t["data"]["image"].startswith("data:image/png;base64,") for t in tasks)
     other = digits_project(0)
     client.force_login(member(other, "boss2", Membership.Role.ADMIN))
