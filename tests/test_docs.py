@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
+SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache",
+             ".cache"}  # .cache: the Label Studio virtualenv of its tests (harness/label_studio.py)
 DOCS_REF = re.compile(r"(?<![\w/.])docs/[\w./-]*[\w/]")
 BARE_MD = re.compile(r"(?<![\w/.-])([\w-]+\.md)\b")
 OUTSIDE = re.compile(r"DESIGN\.md|\.\./shared|shared/specs")

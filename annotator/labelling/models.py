@@ -824,3 +824,24 @@ class SsoIdentity(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["issuer", "subject"], name="one_sso_identity")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.issuer} {self.subject}"
+
+
+class LabelStudioTask(models.Model):
+    """A task of a Label Studio project that uses this project as its ML backend, and the item
+    that holds it here (created on the first ``/predict`` or annotation that names the task;
+    :mod:`.annotation.label_studio`)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="label_studio_tasks")
+    task_id = models.BigIntegerField(help_text="the task's id in Label Studio")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    annotation_id = models.BigIntegerField(null=True, blank=True, help_text="the Label Studio annotation "
+                                           "whose class is the item's label here (None: none)")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "task_id"], name="one_item_per_ls_task")]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}: Label Studio task {self.task_id} -> item {self.item_id}"

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from annotator.labelling.api import label_studio as ls_api
 from annotator.labelling.api import views as api
 from annotator.labelling.web import (
     console,
@@ -78,4 +79,10 @@ urlpatterns = [
     path("api/projects/<int:pk>/webhooks/<int:hook_pk>/secret", api.webhook_secret,
          name="api-webhook-secret"),
     path("api/openapi.json", api.openapi, name="api-openapi"),
+    path("api/projects/<int:pk>/label-studio/tasks", ls_api.tasks, name="api-ls-tasks"),
+    path("api/projects/<int:pk>/label-studio/setup", ls_api.setup, name="api-ls-setup"),
+    path("api/label-studio/<int:pk>/<str:token>/health", ls_api.ml_health, name="ls-ml-health"),
+    path("api/label-studio/<int:pk>/<str:token>/setup", ls_api.ml_setup, name="ls-ml-setup"),
+    path("api/label-studio/<int:pk>/<str:token>/predict", ls_api.ml_predict, name="ls-ml-predict"),
+    path("api/label-studio/<int:pk>/<str:token>/webhook", ls_api.ml_webhook, name="ls-ml-webhook"),
 ]

@@ -11,6 +11,8 @@ same feature rows:
 * ``.zip``: images, labelled by ``labels.csv`` or class folders (:mod:`.image_zip`);
 * ``.parquet``: any kind, a column per field, read a batch of rows at a time (:mod:`.parquet`);
 * ``.svm`` / ``.svmlight`` / ``.libsvm`` / ``.txt``: vectors (:mod:`.svmlight`);
+* ``.json``: a Label Studio export of text, URL or image tasks with their Choices annotations
+  (:mod:`.label_studio`);
 * any of these followed by ``.gz``: gzip-compressed, at most ``MAX_GUNZIP_BYTES`` once
   decompressed and at most ``MAX_GUNZIP_RATIO`` decompressed bytes per compressed byte (beyond
   the first ``GUNZIP_RATIO_FREE_BYTES``); a gzip bomb is refused as soon as it passes either,
@@ -38,6 +40,7 @@ import scipy.sparse as sp
 from ..features import FeatureError
 from .image_zip import iter_zip
 from .parquet import iter_parquet
+from .label_studio import iter_label_studio
 from .records import IngestError, OpenTarget, Record, Target, gold_of
 from .svmlight import iter_svmlight
 from .tabular import iter_csv, iter_jsonl
@@ -65,15 +68,16 @@ __all__ = [
 PARSERS: dict[str, Callable[[Target, BinaryIO], Iterator[Record]]] = {
     ".zip": iter_zip, ".csv": iter_csv, ".tsv": iter_csv, ".jsonl": iter_jsonl, ".ndjson": iter_jsonl,
     ".svm": iter_svmlight, ".svmlight": iter_svmlight, ".libsvm": iter_svmlight,
-    ".txt": iter_svmlight, ".parquet": iter_parquet,
+    ".txt": iter_svmlight, ".parquet": iter_parquet, ".json": iter_label_studio,
 }
 GZIP = ".gz"
 #: the accepted file types, as told to users
 FORMATS = ", ".join(sorted(PARSERS)) + f" (each also gzipped, e.g. .csv{GZIP})"
 #: the parsers of each item kind's files (text and URL items: the tabular ones)
 KIND_PARSERS: dict[str, tuple[Callable[[Target, BinaryIO], Iterator[Record]], ...]] = {
-    "image": (iter_zip, iter_jsonl, iter_parquet), "vectors": (iter_svmlight, iter_parquet),
-    "text": (iter_csv, iter_jsonl, iter_parquet), "url": (iter_csv, iter_jsonl, iter_parquet)}
+    "image": (iter_zip, iter_jsonl, iter_label_studio, iter_parquet), "vectors": (iter_svmlight, iter_parquet),
+    "text": (iter_csv, iter_jsonl, iter_label_studio, iter_parquet),
+    "url": (iter_csv, iter_jsonl, iter_label_studio, iter_parquet)}
 #: formats read with random access (spooled to a temporary file when compressed)
 RANDOM_ACCESS = (".zip", ".parquet")
 #: records an upload form reads to check a file before it is stored (:func:`check_start`)

@@ -62,12 +62,16 @@ class Record:
         ``[[index, value], ...]`` for vectors).
     gold: a class value of the target, or None.
     filename: the image's name inside the archive (images only).
+    opinions: labels people already gave the item elsewhere, ``(class value, who)`` pairs
+        (a Label Studio export's annotations); the app stores them as labels, the first one
+        primary, with ``who`` kept as their provenance.
     """
 
     where: str
     raw: Any
     gold: Any = None
     filename: str = ""
+    opinions: tuple[tuple[Any, str], ...] = ()
 
 
 def gold_of(target: Target, value: Any, where: str) -> Any:

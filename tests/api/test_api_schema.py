@@ -30,8 +30,8 @@ def test_every_api_route_is_described_with_its_parameters():
     doc = _document()
     assert doc["openapi"] == "3.1.0"
     routes = {str(p.pattern) for p in get_resolver().url_patterns[-1].url_patterns
-              if str(p.pattern).startswith("api/projects/")}
-    assert {"/" + re.sub(r"<int:(\w+)>", r"{\1}", r) for r in routes} == set(doc["paths"])
+              if str(p.pattern).startswith(("api/projects/", "api/label-studio/"))}
+    assert {"/" + re.sub(r"<(?:int|str):(\w+)>", r"{\1}", r) for r in routes} == set(doc["paths"])
     for path, methods in doc["paths"].items():
         for method, op in methods.items():
             pk = next(p for p in op["parameters"] if p["name"] == "pk")

@@ -86,6 +86,14 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "api-webhook-secret": ("post", (403, 403, 403, 403)),  # token only
     "api-labels": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-openapi": ("get", (200, 200, 200, 200)),  # the API's description: public, holds no data
+    "api-ls-tasks": ("get", (403, 404, 403, 200)),  # token, or an admin's session
+    "api-ls-setup": ("get", (403, 404, 403, 200)),  # token, or an admin's session
+    # Label Studio's ML backend: the project's backend token in the path, nothing else (a session
+    # does not help): the walk's token is wrong for everybody
+    "ls-ml-health": ("get", (403, 403, 403, 403)),
+    "ls-ml-setup": ("post", (403, 403, 403, 403)),
+    "ls-ml-predict": ("post", (403, 403, 403, 403)),
+    "ls-ml-webhook": ("post", (403, 403, 403, 403)),
     # django.contrib.auth
     "login": ("get", (200, 200, 200, 200)),
     "logout": ("post", (302, 302, 302, 302)),

@@ -44,10 +44,13 @@ def test_upload_page_examples_parse_as_the_page_says(client, kind):
     accept = page.by_id("upload-file").attrs["accept"].split(",")
     examples = {pre.attrs["id"]: pre.raw_text for pre in help_.find_all("pre", class_="example")}
     if kind in ("text", "url"):
-        assert set(examples) == {"example-csv", "example-jsonl"} and ".csv.gz" in accept
+        assert set(examples) == {"example-csv", "example-jsonl", "example-label-studio"}
+        assert ".csv.gz" in accept
         for name, suffix in (("example-csv", ".csv"), ("example-jsonl", ".jsonl")):
             records = parse_upload(project, "x" + suffix, examples[name].encode())
             assert [r.gold for r in records] == [project.classes[0], None]
+        records = parse_upload(project, "x.json", examples["example-label-studio"].encode())
+        assert [r.opinions for r in records] == [((project.classes[0], "alice@example.com"),), ()]
     elif kind == "vectors":
         assert set(examples) == {"example-libsvm"} and ".txt" in accept and ".libsvm.gz" in accept
         records = parse_upload(project, "x.libsvm", examples["example-libsvm"].encode())
@@ -56,7 +59,7 @@ def test_upload_page_examples_parse_as_the_page_says(client, kind):
             f"/projects/{project.pk}/upload").content.decode()
     else:
         assert set(examples) == {"example-folders", "example-manifest"} and accept[:2] == [".zip", ".jsonl"]
-        assert ".zip.gz" in accept and ".parquet" in accept
+        assert ".zip.gz" in accept and ".parquet" in accept and ".json" in accept
         assert "labels.csv" in help_.text and "3/img003.png" not in examples["example-folders"]
         assert examples["example-folders"].splitlines()[1] == "├── 0/img001.png"  # the project's classes
     assert "add .gz to the name" in re.sub(r"\s+", " ", help_.text)

@@ -47,7 +47,9 @@ def violations(project: Project | int) -> list[str]:
                 .filter(n__gt=1)):
         out.append(f"item {row['item_id']}: {row['n']} standing opinions of annotator {row['annotator_id']}")
     stats = StreamStats.objects.filter(project=project).first()
-    applied = labels.filter(primary=True, undone_at__isnull=True, applied_version__isnull=False)
+    # the totals count the labels the query rule drew (running_totals.record_applied): an admin's
+    # relabel and a label given in Label Studio (drawn=False) teach the learner but are not counted
+    applied = labels.filter(primary=True, undone_at__isnull=True, applied_version__isnull=False, drawn=True)
     if stats is not None:
         n_applied = applied.count()
         if stats.labels != n_applied:

@@ -257,6 +257,10 @@ def _admin_project(request: HttpRequest, pk: int) -> Project:
     return project
 
 
+#: the public name other API modules use (Label Studio's routes)
+admin_project = _admin_project
+
+
 AFTER = {"name": "after", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0},
          "description": "label id to start after (0, the default: from the first label)"}
 OPINIONS_OUT = {"type": "object", "required": ["opinions", "next"], "properties": {

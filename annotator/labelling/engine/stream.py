@@ -10,6 +10,10 @@ passed to ``learner.observe(x)`` right away, in order. The engine stops once
 later decisions use a model with more labels.
 The queue queries it reads (waiting count, look-ahead) are :mod:`.queue_counts`'s.
 
+An item that arrived with labels given elsewhere (:mod:`..ingest.opinions`) is decided and
+logged like any other but becomes ``labelled``: never queued, never observed (its label is
+taught by the pipeline).
+
 Called only from the label pipeline (:func:`.pipeline.update_project`) in a worker, with the
 state row locked.
 """
@@ -88,7 +92,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
         # the planner read the whole backlog and sorted it, on every batch)
         first = lk.state.n_decided
         batch = list(Item.objects.filter(project=project, seq__gte=first, seq__lt=first + size).pending()
-                     .order_by("seq").values_list("id", "seq", "vector", "gold"))
+                     .order_by("seq").values_list("id", "seq", "vector", "gold", "n_opinions"))
         if not batch:
             break
         rows = []
@@ -97,14 +101,19 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
         asked: list[dict] = []
         counted = []
         audits = []
-        for pk, seq, vector, gold in batch:
+        for pk, seq, vector, gold, opinions in batch:
             idx, vals = decode_row(vector, n)  # no sparse matrix per item
             d = learner.decide_row(idx, vals, lk.rng, ctl)
             audit_prob, k, overlap_prob = None, 1, None
             ask, q = d.queried, d.query_prob
             if project.asking_stopped:
                 ask, q = False, 0.0
-            if ask:
+            if opinions:
+                # labelled before it was decided (ingest/opinions.py: a Label Studio label): its
+                # decision is logged, nobody is asked (q 0: the importance-weighted estimates
+                # leave it out, as while asking is stopped), and the pipeline teaches its label
+                status, ask, q = Item.Status.LABELLED, False, 0.0
+            elif ask:
                 status = Item.Status.QUEUED
                 taken += 1
                 queried += 1

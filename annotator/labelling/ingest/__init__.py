@@ -37,6 +37,7 @@ from learners.uploads import (
     record_chunks,
 )
 
+from .opinions import store_opinions
 from .upload_file import drop_upload, open_upload, store_upload
 
 __all__ = ["IngestError", "Record", "import_ids", "import_records", "insert_items", "new_job", "parse_upload",
@@ -119,7 +120,8 @@ def insert_items(project: Project, records: Sequence[Record],
                  vectors: Sequence[bytes]) -> list[tuple[int, int]]:
     """Insert featurized ``records`` (``vectors`` from :func:`featurize`) as pending items after
     the project's last one, in one transaction; the new items' ``(id, seq)`` in order (no model
-    instance per item on PostgreSQL). Once enough rows were written since the item
+    instance per item on PostgreSQL). Records' opinions (labels given elsewhere) are stored
+    with them (:func:`.opinions.store_opinions`). Once enough rows were written since the item
     table's last analyse, the commit is followed by one (:mod:`..engine.table_stats`)."""
     with transaction.atomic():
         # lock the project row so concurrent imports get consecutive, distinct seq ranges
@@ -133,8 +135,11 @@ def insert_items(project: Project, records: Sequence[Record],
             Item.objects.bulk_create((Item(**dict(zip(COPY_COLUMNS, row, strict=True))) for row in rows),
                                      batch_size=500)
         after_commit(Item, len(records))  # a large import leaves the planner fresh statistics
-        return list(Item.objects.filter(project=project, seq__gte=first, seq__lt=first + len(records))
-                    .order_by("seq").values_list("pk", "seq"))
+        ids = list(Item.objects.filter(project=project, seq__gte=first, seq__lt=first + len(records))
+                   .order_by("seq").values_list("pk", "seq"))
+        if any(record.opinions for record in records):
+            store_opinions(project, records, ids)  # labels given elsewhere (a Label Studio export)
+        return ids
 
 
 def new_job(project: Project, filename: str, chunks: Iterable[bytes], user: Any = None) -> ImportJob:

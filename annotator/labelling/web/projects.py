@@ -102,7 +102,13 @@ def upload_help(project: Project) -> dict[str, Any]:
             else ("see you at the station", "win a free prize now")
         out.update(keys=content_keys(kind), csv=f"{key},{GOLD_KEYS[0]}\n{sample[0]},{first}\n{sample[1]},\n",
                    jsonl=(json.dumps({key: sample[0], GOLD_KEYS[0]: first}) + "\n"
-                          + json.dumps({key: sample[1]}) + "\n"))
+                          + json.dumps({key: sample[1]}) + "\n"),
+                   label_studio=json.dumps([
+                       {"id": 1, "data": {key: sample[0]}, "annotations": [
+                           {"completed_by": {"email": "alice@example.com"}, "result": [
+                               {"from_name": "label", "to_name": key, "type": "choices",
+                                "value": {"choices": [str(first)]}}]}]},
+                       {"id": 2, "data": {key: sample[1]}}], indent=1))
     elif kind == "image":
         out.update(manifest=MANIFEST, images=", ".join(IMAGE_SUFFIXES),
                    folders=(f"items.zip\n├── {first}/img001.png\n├── {first}/img002.png\n"
