@@ -420,10 +420,10 @@ class OASIS(Learner):
             logw[f] = np.sum(log_likelihood(Z, Yb[f][None, :]), axis=-1)
         self.logpi, self.pi = normalise_log_weights(logw)
         low = np.flatnonzero(effective_sample_size(self.pi) < self.m / 2.0)
-        # DEVIATION (running scaler only): no resample-move while the scaler warms up (its first
-        # tau items); the prior's particles keep importance weights rebuilt above under the current
-        # statistics. Moves made under the first items' unstable scaling cost diced-cube-32 2.6x
-        # the mistakes of the paper's trial-wide scaling (docs/algorithms/oasis.md).
+        # DEVIATION (running scaler only, docs/algorithms/oasis.md): no resample-move while the
+        # scaler warms up (its first tau items); the prior's particles keep importance weights
+        # rebuilt above under the current statistics. Moves made under the first items' unstable
+        # scaling cost diced-cube-32 2.6x the mistakes of the paper's trial-wide scaling.
         if len(low) and not warm:
             self._resample_move(low)
 
