@@ -6,7 +6,7 @@
         [--kind text|url|image [--featurizer NAME] [--feature KEY=VALUE ...]]
         [--param KEY=VALUE ...] [--grid KEY=V1,V2,... | KEY=2^-5..2^5]
         [--delta D | --delta-sweep 2^-10..2^10 | --target-query-ratio R] [--budget R]
-        [--scale none|maxabs|minmax|standard|l2|standard+l2] [--bias]
+        [--scale none|maxabs|minmax|standard|l2|standard+l2|standard-half] [--bias]
         [--runs N] [--seed S] [--positive LABEL] [--jobs J] [--refit [--holdout F]]
         [--json OUT.json] [--csv OUT.csv] [--plot OUT.svg]
 

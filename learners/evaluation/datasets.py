@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 FORMATS = ("libsvm", "csv", "mat")
-SCALES = ("none", "maxabs", "minmax", "standard", "l2", "standard+l2")
+SCALES = ("none", "maxabs", "minmax", "standard", "l2", "standard+l2", "standard-half")
 
 
 @dataclass(frozen=True)
@@ -257,6 +257,9 @@ def preprocess(X: sp.csr_matrix, scale: str = "none", bias: bool = False) -> sp.
     * ``standard``: z-scores ``(x - mean)/std`` (population std; a constant feature becomes 0).
     * ``l2``: each row divided by its Euclidean norm (all-zero rows stay zero).
     * ``standard+l2``: z-scores, then unit rows.
+    * ``standard-half``: half z-scores, mean 0 and SD 0.5: the OASIS paper's standardisation
+      with the statistics of the whole trial (the file: a permutation only reorders it), to be
+      replayed with OASIS's own running scaler off (``--param standardize=false``).
 
     bias: append a feature equal to 1 to every row (after scaling).
     Returns a new CSR float64 matrix without explicit zeros.
@@ -273,11 +276,11 @@ def preprocess(X: sp.csr_matrix, scale: str = "none", bias: bool = False) -> sp.
         span = hi - lo
         inv = np.divide(2.0, span, out=np.zeros_like(span), where=span > 0)
         X = sp.csr_matrix((X.toarray() - lo) * inv - np.where(span > 0, 1.0, 0.0))
-    elif scale in ("standard", "standard+l2"):
+    elif scale in ("standard", "standard+l2", "standard-half"):
         mean = np.asarray(X.mean(axis=0)).ravel()
         sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
         std = np.sqrt(np.maximum(sq - mean**2, 0.0))
-        inv = np.divide(1.0, std, out=np.zeros_like(std), where=std > 0)
+        inv = np.divide(0.5 if scale == "standard-half" else 1.0, std, out=np.zeros_like(std), where=std > 0)
         X = sp.csr_matrix((X.toarray() - mean) * inv)
     if scale in ("l2", "standard+l2"):
         norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())

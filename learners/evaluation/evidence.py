@@ -69,17 +69,86 @@ def run_stream(name: str, X: np.ndarray, y: np.ndarray, revealed: set[int], rng:
                **params: object) -> tuple[int, int]:
     """(cumulative mistakes, active queries) of one learner; labels of ``revealed`` positions
     are given whatever the learner decides, the others only when it queries."""
+    wrong, queries = mistake_curve(name, X, y, revealed, rng, **params)
+    return int(wrong.sum()), queries
+
+
+def mistake_curve(name: str, X: np.ndarray, y: np.ndarray, revealed: set[int], rng: np.random.Generator,
+                  **params: object) -> tuple[np.ndarray, int]:
+    """:func:`run_stream` with the mistakes item by item: (bool (T,), active queries)."""
     lrn = learners.make(name, n_features=X.shape[1], classes=[0, 1], **params)
-    mistakes = queries = 0
+    wrong = np.zeros(len(y), dtype=bool)
+    queries = 0
     for t in range(len(y)):
         dec = lrn.decide(X[t], rng)
-        mistakes += int(dec.prediction != y[t])
+        wrong[t] = dec.prediction != y[t]
         if t in revealed or dec.queried:
             queries += int(t not in revealed)
             lrn.learn(X[t], y[t])
         else:
             lrn.observe(X[t])
-    return mistakes, queries
+    return wrong, queries
+
+
+def arow_mistakes(X: np.ndarray, y: np.ndarray, revealed: set[int], r: float = 1.0) -> int:
+    """Cumulative mistakes of the paper's supervised baseline AROW (C = r = 1, oasis.md sec. 5
+    item 4: diagonal covariance, mu = 0, Sigma = I) predicting every item and updating on the
+    ``revealed`` ones only; y in {0, 1}."""
+    mu, sigma = np.zeros(X.shape[1]), np.ones(X.shape[1])
+    mistakes = 0
+    for t in range(len(y)):
+        sign, margin = 2 * int(y[t]) - 1, float(mu @ X[t])
+        mistakes += int((1 if margin > 0 else -1) != sign)
+        if t in revealed and sign * margin < 1.0:
+            beta = 1.0 / (float(sigma @ X[t] ** 2) + r)
+            mu += (1.0 - sign * margin) * beta * sign * sigma * X[t]
+            sigma -= beta * (sigma * X[t]) ** 2
+    return mistakes
+
+
+def figure_trial(X: np.ndarray, y: np.ndarray, seed: int, s0: float, online: bool = False,
+                 **params: object) -> dict[str, float]:
+    """One trial of the paper's Figs. 3-4 protocol (sec. 6.2): mistakes of OASIS, OSIS, OS and
+    AROW (C = 1) on the same sequence, ``a`` (OASIS's queries, the others get ``2 + a`` labels
+    at random positions) and ``oasis_late``, OASIS's mistakes in the second half of the stream.
+    ``online`` as :func:`paper_trial`; ``params`` go to the three particle filters (m, ...)."""
+    rng = np.random.default_rng(seed + 10_000)
+    common = {"m": EVIDENCE_M, "seed": seed, "standardize": online, **params}
+    wrong, a = mistake_curve("oasis", X, y, {0, 1}, rng, s0=s0, **common)
+    revealed = {0, 1} | set(rng.choice(np.arange(2, len(y)), size=a, replace=False).tolist())
+    return {"oasis": float(wrong.sum()), "osis": float(run_stream("osis", X, y, revealed, rng, **common)[0]),
+            "os": float(run_stream("os", X, y, revealed, rng, **common)[0]),
+            "arow": float(arow_mistakes(X, y, revealed)), "a": float(a),
+            "oasis_late": float(wrong[len(y) // 2:].sum())}
+
+
+#: the MNIST test set (the data sets hold no other MNIST part; datasets README, section 4c)
+MNIST_DIR = "raw_images/mnist_t10k"
+
+
+def mnist_pair_stream(root: str, seed: int, a: int = 3, b: int = 5,
+                      n_pca: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+    """Digits a vs b of the MNIST test set (``root``: the data sets folder), all of them, in a
+    seeded random order with one example of each class first; pixels / 255 reduced to 10
+    dimensions by a PCA fitted on the first ``n_pca`` items of the sequence and applied to all
+    (the paper's "online PCA", footnote 3), then standardised to mean 0, SD 0.5 over the trial.
+    Returns ``(X (T, 10), y (T,) in {0, 1})``, y = 1 for b."""
+    import gzip
+    from pathlib import Path
+
+    from sklearn.decomposition import PCA
+
+    folder = Path(root) / MNIST_DIR
+    with gzip.open(folder / "t10k-images-idx3-ubyte.gz") as fh:
+        images = np.frombuffer(fh.read()[16:], np.uint8).reshape(-1, 784) / 255.0
+    with gzip.open(folder / "t10k-labels-idx1-ubyte.gz") as fh:
+        digits = np.frombuffer(fh.read()[8:], np.uint8)
+    keep = (digits == a) | (digits == b)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(int(keep.sum()))
+    X, y = _two_first(images[keep][order], (digits[keep][order] == b).astype(int), rng)
+    Z = PCA(10, random_state=0).fit(X[:n_pca]).transform(X)
+    return 0.5 * (Z - Z.mean(axis=0)) / Z.std(axis=0), y
 
 
 def paper_trial(X: np.ndarray, y: np.ndarray, seed: int, m: int, s0: float,

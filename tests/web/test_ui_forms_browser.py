@@ -125,3 +125,24 @@ def test_planner_keeps_the_settings_tried_in_chromium(live_server, chromium_page
     assert page.input_value("input[name=runs]") == "3"  # the form starts from the last run
     _fits(page, width)
     screenshot(page, f"forms/planner-{size}")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_new_project_shows_the_learners_against_the_majority_baseline_in_chromium(live_server, chromium_page,
+                                                                                   size):
+    """The new-project form's learner table: OASIS, OSIS and OS marked (below the majority
+    baseline on the SMS and URL streams), the others not; it fits the screen."""
+    create_demo(5)
+    page = chromium_page
+    width = _admin_at(page, live_server, size)
+    page.goto(f"{live_server.url}/projects/new")
+    page.click("#new-project-learners summary")
+    table = "#learner-evidence-binary"
+    page.wait_for_selector(f"{table} tr[data-learner=oasis]")
+    marked = page.eval_on_selector_all(f"{table} tr.below-baseline",
+                                       "rows => rows.map(r => r.dataset.learner)")
+    assert set(marked) == {"oasis", "osis", "os"}
+    assert page.is_visible(f"{table} tr[data-learner=oasis] .badge.warn")
+    assert "0.866" in page.inner_text(f"{table} tr[data-learner=oasis]")
+    _fits(page, width)
+    screenshot(page, f"forms/new-project-learners-{size}")

@@ -211,7 +211,9 @@ def ranked(results: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
     """The results, best ``metric`` first (results without it last, in run order), each with
     ``index`` (its place in the run, what "use this setting" posts), ``rank`` (from 1),
     ``value`` / ``std`` of the metric, ``baseline`` (the majority-class baseline's figure, None
-    when unknown) and ``beats`` (False: does not beat the baseline; None: unknown)."""
+    when unknown), ``beats`` (False: does not beat the baseline; None: unknown) and
+    ``recommended``: True for at most one row, the best-ranked one that beats the baseline on
+    ``metric`` and on online accuracy; never a setting that does not."""
     if metric not in RANK_METRICS:
         raise ValueError(f"unknown metric {metric!r}; valid: {', '.join(RANK_METRICS)}")
     rows = []
@@ -223,4 +225,10 @@ def ranked(results: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
     rows.sort(key=lambda row: (row["value"] is None, -(row["value"] or 0.0), row["index"]))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
+    # the recommendation: the best-ranked setting that beats the majority-class baseline on the
+    # rank metric and on online accuracy (a constant answer must not be the better choice by
+    # either); none when no setting does
+    pick = next((row for row in rows if row["beats"] and beats_baseline(row["mean"], "accuracy")), None)
+    for row in rows:
+        row["recommended"] = row is pick
     return rows

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -32,6 +33,7 @@ from annotator.labelling.projects.access import project_for
 from annotator.labelling.projects.creation import create_project
 from annotator.labelling.projects.settings_changes import change_settings, record
 from annotator.labelling.reporting.export import project_refit
+from annotator.labelling.reporting.learner_evidence import below_baseline, learner_rows
 from annotator.labelling.reporting.summary import console_summary
 from annotator.labelling.worker import send
 from learners.features import measured_speed
@@ -55,8 +57,12 @@ def _saved(what: str, changed: list[str]) -> str:
 
 
 def _save_learner(request: AppRequest, project: Project, form: Any) -> str:
-    changed = change_settings(project, request.user, algorithm=form.cleaned_data["algorithm"],
-                              params=form.params())
+    algorithm = form.cleaned_data["algorithm"]
+    changed = change_settings(project, request.user, algorithm=algorithm, params=form.params())
+    why = below_baseline(project.task, project.item_kind, project).get(algorithm)
+    if why:  # allowed, with the warning (reporting.learner_evidence)
+        messages.warning(request, f"{algorithm} does not beat the majority-class baseline (answering the "
+                                  f"most frequent class every time): {why}.")
     return _saved("Learner settings", changed) + (" The next decision uses them." if changed else "")
 
 
@@ -170,6 +176,14 @@ def _learner_form(project: Project, data: Any = None, algorithm: str | None = No
         "hx-get": reverse("console-params", args=[project.pk]), "hx-target": "#learner-fields",
         "hx-swap": "outerHTML", "hx-trigger": "change"})
     form.fields["algorithm"].help_text = form.spec.summary
+    below = below_baseline(project.task, project.item_kind, project)
+    algorithms = form.fields["algorithm"]
+    assert isinstance(algorithms, forms.ChoiceField)
+    algorithms.choices = [(n, f"{n} (does not beat the majority baseline)" if n in below else n)
+                          for n in learners.names_for_task(project.task)]
+    if form.initial.get("algorithm") in below:
+        form.fields["algorithm"].help_text += (f" Does not beat the majority-class baseline: "
+                                               f"{below[form.initial['algorithm']]}.")
     return form
 
 
@@ -181,6 +195,7 @@ def _context(request: AppRequest, project: Project) -> dict[str, Any]:
         "featurizer": featurizer,
         "featurizer_speed": speed_text(featurizer.name),
         "learner_form": _learner_form(project), "settings_form": StreamSettingsForm(project),
+        "learner_evidence": learner_rows(project.task, project.item_kind, project),
         "descriptions_form": (ClassDescriptionsForm(project) if project.item_kind == Project.Kind.TEXT
                               else None),
         "member_form": MemberForm(),
@@ -229,8 +244,9 @@ def new_project(request: AppRequest) -> HttpResponse:
             messages.success(request, f"Project {project.name!r} created with {project.algorithm}: upload "
                                       f"items or stream them through the API, then assign annotators.")
             return redirect("console", pk=project.pk)
+    evidence = [(task, learner_rows(task, None)) for task in DEFAULT_ALGORITHM]
     return render(request, "labelling/new_project.html",
-                  {"form": form, "featurizer_defaults": featurizer_defaults()},
+                  {"form": form, "featurizer_defaults": featurizer_defaults(), "learner_evidence": evidence},
                   status=400 if form.errors else 200)
 
 
