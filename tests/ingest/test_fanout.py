@@ -35,18 +35,21 @@ def test_chunks_run_in_any_order_and_twice_insert_each_item_once_in_file_order()
     project = text_project(["already here"])
     job = upload(project)
     sent: list[list[int]] = []
-    assert fanout.stage(job.pk, lambda _job, indexes: sent.append(indexes)).status == "running"
-    assert sent == [[0], [1, 2, 3, 4]]  # the small first chunk alone, at once; then the others
-    assert list(ImportChunk.objects.filter(job=job).values_list("start", "count")) == [
-        (0, 3), (3, 5), (8, 5), (13, 5), (18, 5)]
     noticed: list[int] = []
+    job = fanout.stage(job.pk, lambda _job, indexes: sent.append(indexes), noticed.append)
+    assert job.status == "running"
+    # the small first chunk inserted at once, before the others were staged; those are sent
+    assert sent == [[1, 2, 3, 4]] and noticed == [project.pk]
+    assert texts(project) == ["already here", "message 0", "message 1", "message 2"]
+    assert list(ImportChunk.objects.filter(job=job).values_list("start", "count")) == [
+        (3, 5), (8, 5), (13, 5), (18, 5)]
     assert fanout.run_chunk(job.pk, 3, noticed.append) == 0  # waits for the chunks before it
-    assert fanout.run_chunk(job.pk, 1, noticed.append) == 0
-    assert fanout.run_chunk(job.pk, 0, noticed.append) == 8  # lands with the one that waited on it
-    assert noticed == [project.pk]
-    assert fanout.run_chunk(job.pk, 0, noticed.append) == 0  # delivered again: nothing doubled
-    assert fanout.run_chunk(job.pk, 4) == 0
-    assert fanout.run_chunk(job.pk, 2) == 15  # 2, 3 and 4 land together
+    assert fanout.run_chunk(job.pk, 2, noticed.append) == 0
+    assert fanout.run_chunk(job.pk, 1, noticed.append) == 15  # lands with the ones that waited on it
+    assert noticed == [project.pk, project.pk]
+    assert fanout.run_chunk(job.pk, 1, noticed.append) == 0  # delivered again: nothing doubled
+    assert fanout.run_chunk(job.pk, 0, noticed.append) == 0
+    assert fanout.run_chunk(job.pk, 4) == 5
     job.refresh_from_db()
     assert (job.status, job.done, job.total) == ("done", N, N)
     assert not ImportChunk.objects.filter(job=job).exists() and not job.parts.exists()
@@ -59,8 +62,7 @@ def test_chunks_run_in_any_order_and_twice_insert_each_item_once_in_file_order()
 def test_a_restarted_job_sends_its_staged_chunks_again_and_stages_nothing_twice():
     project = text_project()
     job = upload(project)
-    fanout.stage(job.pk, lambda *a: None)
-    fanout.run_chunk(job.pk, 0)
+    fanout.stage(job.pk, lambda *a: None)  # inserts chunk 0
     fanout.run_chunk(job.pk, 2)  # featurized, waiting for chunk 1 (whose worker died)
     ImportJob.objects.filter(pk=job.pk).update(status="waiting")  # what the sweep does to a silent job
     sent: list[list[int]] = []
@@ -78,12 +80,11 @@ def test_a_job_restarted_while_staging_stages_the_rest():
     job = upload(project)
     fanout.stage(job.pk, lambda *a: None)
     ImportChunk.objects.filter(job=job, index__gte=2).delete()  # its first task died after two chunks
-    fanout.run_chunk(job.pk, 0)
     fanout.run_chunk(job.pk, 1)
     ImportJob.objects.filter(pk=job.pk).update(status="waiting")
     sent: list[list[int]] = []
     fanout.stage(job.pk, lambda _job, indexes: sent.append(indexes))
-    assert [len(s) for s in sent] == [1, 2]  # the first new chunk at once, then the others
+    assert [len(s) for s in sent] == [2]  # the first new chunk inserted at once, then the others sent
     for indexes in sent:
         for index in indexes:
             fanout.run_chunk(job.pk, index)
@@ -98,8 +99,7 @@ def test_a_malformed_file_is_refused_whole_and_a_cancelled_job_inserts_nothing_m
     job = fanout.stage(bad.pk, lambda *a: pytest.fail("nothing to send"))
     assert job.status == "failed" and "line 4" in job.error and not Item.objects.exists()
     job = upload(project)
-    fanout.stage(job.pk, lambda *a: None)
-    fanout.run_chunk(job.pk, 0)
+    fanout.stage(job.pk, lambda *a: None)  # inserts chunk 0
     ImportJob.objects.filter(pk=job.pk).update(status="cancelled")
     assert fanout.run_chunk(job.pk, 1) == 0
     assert texts(project) == [f"message {i}" for i in range(3)]

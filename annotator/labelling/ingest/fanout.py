@@ -5,8 +5,9 @@ worker may take, its items inserted in the file's order.
   and validates the whole file, storing nothing (a malformed file is refused whole, as in
   :func:`..ingest.run_job`), then writes the records in :class:`..models.ImportChunk` rows: a
   small first chunk (``IMPORT_FIRST_CHUNK`` records, so the queue fills within seconds), then
-  chunks of ``IMPORT_CHUNK``. The first chunk is handed to ``send`` as soon as it
-  is committed, the others once all are written.
+  chunks of ``IMPORT_CHUNK``. The first chunk is featurized and inserted by this task at once,
+  before the others are staged (the queue fills within seconds even with one worker process);
+  the others are handed to ``send`` once all are written.
 * :func:`run_chunk` (one task per chunk, on any worker): featurizes the chunk's records and, in
   one transaction with the job's row locked, stores its vectors and *drains*: inserts every
   featurized chunk whose first record is the next one of the file (``start == job.done``), in
@@ -111,11 +112,13 @@ def _chunks_from(records: Iterator[Record], start: int) -> Iterator[tuple[int, l
         at += len(part)
 
 
-def stage(job_id: int, send: Callable[[int, list[int]], None]) -> ImportJob | None:
+def stage(job_id: int, send: Callable[[int, list[int]], None],
+          on_items: Callable[[int], None] | None = None) -> ImportJob | None:
     """Claim the waiting import ``job_id``, validate its file and stage its records in chunks;
-    ``send(job_id, indexes)`` is called (after the commit) for the chunks to featurize: the first
-    alone, as soon as it is written, then all the others. A restarted job (its worker died)
-    stages only the records not staged yet and sends every staged chunk again.
+    the first chunk staged is featurized and inserted here at once (:func:`run_chunk`, with
+    ``on_items``), then ``send(job_id, indexes)`` is called (after the commit) for all the others.
+    A restarted job (its worker died) stages only the records not staged yet and sends every
+    chunk staged before again.
 
     Returns the job, or None when it was not waiting (a duplicate delivery). A malformed file
     fails the job with nothing stored.
@@ -146,7 +149,9 @@ def stage(job_id: int, send: Callable[[int, list[int]], None]) -> ImportJob | No
                         "start": start, "count": len(part), "records": [_dump(r) for r in part]})
                     ImportJob.objects.filter(pk=job.pk).update(heartbeat=timezone.now())
                 if start == staged:
-                    send(job.pk, [index])  # the first chunk at once: the queue fills while the rest is staged
+                    # the first chunk right here, before the rest is staged: its items reach the
+                    # stream within seconds, even when this is the only worker process
+                    run_chunk(job.pk, index, on_items, inline=True)
                 else:
                     later.append(index)
                 index += 1
@@ -168,7 +173,8 @@ def _fail(job: ImportJob, message: str) -> None:
     ImportChunk.objects.filter(job=job).delete()
 
 
-def run_chunk(job_id: int, index: int, on_items: Callable[[int], None] | None = None) -> int:
+def run_chunk(job_id: int, index: int, on_items: Callable[[int], None] | None = None,
+              inline: bool = False) -> int:
     """Featurize chunk ``index`` of import ``job_id`` and insert every chunk now next in the
     file's order (module docstring); ``on_items(project_id)`` is called after a commit that
     inserted items. Returns the number of items this call inserted (0: the chunk was inserted
@@ -178,7 +184,8 @@ def run_chunk(job_id: int, index: int, on_items: Callable[[int], None] | None = 
         return 0
     job, project = chunk.job, chunk.job.project
     ImportJob.objects.filter(pk=job_id, status__in=_OPEN).update(heartbeat=timezone.now())
-    hold_point("IMPORT_CHUNK")
+    if not inline:
+        hold_point("IMPORT_CHUNK")
     vectors = None
     if chunk.vectors is None:
         try:

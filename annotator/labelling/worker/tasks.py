@@ -50,10 +50,11 @@ def advance_stream(project_id: int) -> None:
 @shared_task(name=send.IMPORT_UPLOAD)
 def import_upload(job_id: int) -> None:
     """Import an uploaded file (an :class:`~annotator.labelling.models.ImportJob`), fanned out:
-    validate it and stage its records in chunks (:func:`.fanout.stage`), each featurized and
-    inserted by an :func:`import_chunk` task on any heavy-queue worker. Its items are decided by
+    validate it and stage its records in chunks (:func:`.fanout.stage`; the small first one is
+    inserted here at once), each other featurized and inserted by an :func:`import_chunk` task on
+    any heavy-queue worker. Its items are decided by
     the label queue's workers, never here."""
-    fanout.stage(job_id, send.import_chunks)
+    fanout.stage(job_id, send.import_chunks, send.items_changed)
 
 
 @shared_task(name=send.IMPORT_CHUNK)
