@@ -150,7 +150,7 @@ def run_size(n: int, pairs, worker_log: Path, reuse: bool = False) -> dict[str, 
     seconds = post_items(api, project, project.api_token, pairs, WARM_UP, n, settings.API_MAX_BATCH)
     out["ingest_per_s"] = n / seconds
     print(f"  {n}: ingest {out['ingest_per_s']:.0f} items/s", flush=True)
-    out.update(disk(n + WARM_UP))
+    out.update(disk())
 
     Project.objects.filter(pk=project.pk).update(stream_state="running")
     t0 = time.perf_counter()
@@ -163,16 +163,18 @@ def run_size(n: int, pairs, worker_log: Path, reuse: bool = False) -> dict[str, 
     return out
 
 
-def disk(rows: int) -> dict[str, float]:
-    """The item table's size on disk (heap, TOAST and indexes) and the database's, right after
-    the ingest of ``rows`` items in all (PostgreSQL's own figures, no VACUUM run), and per million."""
+def disk() -> dict[str, float]:
+    """The item table's size on disk (heap, TOAST and indexes) and the database's, right after an
+    ingest (PostgreSQL's own figures, no VACUUM run), and per million rows of the table (the
+    earlier sizes' projects, with their backlogs, are in it too)."""
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_total_relation_size('labelling_item'), pg_indexes_size('labelling_item'), "
-                       "pg_database_size(current_database())")
-        table, indexes, database = cursor.fetchone()
-    out = {"item_table_gb": table / 1e9, "item_indexes_gb": indexes / 1e9, "database_gb": database / 1e9,
+                       "pg_database_size(current_database()), (SELECT count(*) FROM labelling_item)")
+        table, indexes, database, rows = cursor.fetchone()  # every size's rows: they share the table
+    out = {"item_rows": rows, "item_table_gb": table / 1e9, "item_indexes_gb": indexes / 1e9,
+           "database_gb": database / 1e9,
            "item_table_gb_per_million": table / 1e9 / rows * 1e6}
     print(f"  {rows} rows: item table {out['item_table_gb']:.2f} GB (indexes {out['item_indexes_gb']:.2f}), "
           f"database {out['database_gb']:.2f} GB, {out['item_table_gb_per_million']:.2f} GB per million",
@@ -312,11 +314,12 @@ def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, sou
             cells.append(f"{b} | -" if v is None else f"{b} | {v:,.0f}" if v >= 100 else f"{b} | {v:.1f}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "Disk right after the ingest (PostgreSQL's `pg_total_relation_size`, the item table with "
-              "its TOAST and indexes; no VACUUM):", ""]
+              "its TOAST and indexes, holding every size's items so far; no VACUUM):", ""]
     for n in sizes:
         r = results[n]
         if "item_table_gb" in r:
-            lines.append(f"- {size(n)} (+{WARM_UP:,} warm-up items): item table {r['item_table_gb']:.2f} GB "
+            lines.append(f"- after the {size(n)} ingest, {r.get('item_rows', n):,.0f} rows: item table "
+                         f"{r['item_table_gb']:.2f} GB "
                          f"(indexes {r['item_indexes_gb']:.2f} GB), database {r['database_gb']:.2f} GB: "
                          f"**{r['item_table_gb_per_million']:.2f} GB per million items**")
     lines += ["", "Other figures (p50s, labels given while the backlog was still being decided, the "
