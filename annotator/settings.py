@@ -25,6 +25,8 @@ Environment variables (all optional for local development):
   the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
+* ``IMPORT_FIRST_CHUNK`` / ``IMPORT_CHUNK``: records in an import's first chunk (default 200) and
+  in each later one (default 2000); the chunks are spread over the heavy queue's workers.
 * ``DECIDE_ASYNC_COMMIT`` (default on): PostgreSQL commits the label pipeline's transactions
   without waiting for their WAL to reach the disk (``synchronous_commit = off`` for them alone;
   what a crash can lose and why it stays consistent: docs/operations.md, "Table design").
@@ -256,7 +258,13 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotat
 CELERY_HEAVY_QUEUE = os.environ.get("CELERY_HEAVY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-heavy")
 CELERY_TASK_QUEUES = [Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(CELERY_HEAVY_QUEUE)]
 CELERY_TASK_ROUTES = {f"annotator.labelling.tasks.{name}": {"queue": CELERY_HEAVY_QUEUE}
-                      for name in ("import_upload", "run_planner", "compute_cost_view")}
+                      for name in ("import_upload", "import_chunk", "run_planner", "compute_cost_view")}
+#: Records in an import's first chunk (small: its items are decided within seconds) and in each
+#: of the others; each chunk is featurized by any heavy-queue worker (annotator/labelling/ingest/fanout.py).
+IMPORT_FIRST_CHUNK = int(os.environ.get("IMPORT_FIRST_CHUNK", 200))
+IMPORT_CHUNK = int(os.environ.get("IMPORT_CHUNK", 2000))
+# Webhook deliveries (annotator/labelling/webhooks/) wait on other servers: the heavy queue,
+# never the one that applies labels.
 # Webhook deliveries (annotator/labelling/webhooks/) wait on other servers: the heavy queue,
 # never the one that applies labels.
 CELERY_TASK_ROUTES["annotator.labelling.tasks.deliver_webhooks"] = {"queue": CELERY_HEAVY_QUEUE}

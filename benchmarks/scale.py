@@ -150,6 +150,7 @@ def run_size(n: int, pairs, worker_log: Path, reuse: bool = False) -> dict[str, 
     seconds = post_items(api, project, project.api_token, pairs, WARM_UP, n, settings.API_MAX_BATCH)
     out["ingest_per_s"] = n / seconds
     print(f"  {n}: ingest {out['ingest_per_s']:.0f} items/s", flush=True)
+    out.update(disk())
 
     Project.objects.filter(pk=project.pk).update(stream_state="running")
     t0 = time.perf_counter()
@@ -159,6 +160,25 @@ def run_size(n: int, pairs, worker_log: Path, reuse: bool = False) -> dict[str, 
     print(f"  {n}: decide {out['decide_per_s']:.0f} items/s", flush=True)
     out.update(measure(project, n, pairs, worker_log))
     out["load_5min_start"], out["load_5min_end"] = load_before, os.getloadavg()[1]
+    return out
+
+
+def disk() -> dict[str, float]:
+    """The item table's size on disk (heap, TOAST and indexes) and the database's, right after an
+    ingest (PostgreSQL's own figures, no VACUUM run), and per million rows of the table (the
+    earlier sizes' projects, with their backlogs, are in it too)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_total_relation_size('labelling_item'), pg_indexes_size('labelling_item'), "
+                       "pg_database_size(current_database()), (SELECT count(*) FROM labelling_item)")
+        table, indexes, database, rows = cursor.fetchone()  # every size's rows: they share the table
+    out = {"item_rows": rows, "item_table_gb": table / 1e9, "item_indexes_gb": indexes / 1e9,
+           "database_gb": database / 1e9,
+           "item_table_gb_per_million": table / 1e9 / rows * 1e6}
+    print(f"  {rows} rows: item table {out['item_table_gb']:.2f} GB (indexes {out['item_indexes_gb']:.2f}), "
+          f"database {out['database_gb']:.2f} GB, {out['item_table_gb_per_million']:.2f} GB per million",
+          flush=True)
     return out
 
 
@@ -293,6 +313,15 @@ def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, sou
             v = results[n].get(key)
             cells.append(f"{b} | -" if v is None else f"{b} | {v:,.0f}" if v >= 100 else f"{b} | {v:.1f}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", "Disk right after the ingest (PostgreSQL's `pg_total_relation_size`, the item table with "
+              "its TOAST and indexes, holding every size's items so far; no VACUUM):", ""]
+    for n in sizes:
+        r = results[n]
+        if "item_table_gb" in r:
+            lines.append(f"- after the {size(n)} ingest, {r.get('item_rows', n):,.0f} rows: item table "
+                         f"{r['item_table_gb']:.2f} GB "
+                         f"(indexes {r['item_indexes_gb']:.2f} GB), database {r['database_gb']:.2f} GB: "
+                         f"**{r['item_table_gb_per_million']:.2f} GB per million items**")
     lines += ["", "Other figures (p50s, labels given while the backlog was still being decided, the "
               "machine's 5-minute load average when the size started and ended):", ""]
     for n in sizes:
@@ -305,7 +334,7 @@ def report(sizes: list[int], results: dict[int, dict[str, float]], url: str, sou
                      f"{r['load_5min_end']:.1f}")
     big = max(n for n in sizes if "decide_per_s" in results[n]) if any(
         "decide_per_s" in results[n] for n in sizes) else None
-    if big is None:
+    if big is None or big >= 10_000_000:
         return "\n".join(lines) + "\n"
     r = results[big]
     lines += ["", f"10M items, extrapolated from the {size(big)} run (not measured): ingest and decide are "
@@ -323,6 +352,8 @@ def main() -> None:
     ap.add_argument("--postgres", required=True, help="PostgreSQL server URL")
     ap.add_argument("--redis", required=True, help="Redis broker URL")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--append", action="store_true", help="append the report to --out as a new "
+                    "section (its title one level down) instead of replacing the file")
     ap.add_argument("--reuse-database", help="an existing database where this script built the "
                     "projects of --sizes (kept): measure all but ingest and decide on them")
     args = ap.parse_args()
@@ -335,7 +366,13 @@ def main() -> None:
     for n in args.sizes:
         print(f"size {n}", flush=True)
         results[n] = run_size(n, pairs, log, reuse=bool(args.reuse_database))
-    Path(args.out).write_text(report(args.sizes, results, url, source))
+    text = report(args.sizes, results, url, source)
+    if args.append:
+        old = Path(args.out).read_text() if Path(args.out).exists() else ""
+        text = old.rstrip("\n") + "\n\n#" + text.replace(
+            "# Costs as the stream grows", f"# Measured at {' and '.join(map(str, args.sizes))} items "
+            f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", 1)
+    Path(args.out).write_text(text)
     print(json.dumps(results, indent=2))
 
 

@@ -565,6 +565,24 @@ class UploadPart(models.Model):
         constraints = [models.UniqueConstraint(fields=["job", "index"], name="upload_part_order")]
 
 
+class ImportChunk(models.Model):
+    """One consecutive run of an :class:`ImportJob`'s records, featurized by whichever worker takes
+    it (:mod:`.ingest.fanout`): ``records`` from the file's record ``start`` on (JSON, written by
+    the job's first task), then ``vectors`` (the encoded rows, once featurized). Deleted in the
+    transaction that inserts its items, so a chunk is inserted at most once; ``(job, index)`` is
+    unique, so staging it again never doubles it."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    start = models.PositiveIntegerField(help_text="position of its first record in the file (0-based)")
+    count = models.PositiveIntegerField()
+    records = models.JSONField()
+    vectors = models.BinaryField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="one_chunk_per_index")]
+
+
 class Skip(models.Model):
     """An annotator passed on an item: it goes back to the queue for the others, not for them."""
 

@@ -39,8 +39,8 @@ import scipy.sparse as sp
 
 from ..features import FeatureError
 from .image_zip import iter_zip
-from .parquet import iter_parquet
 from .label_studio import iter_label_studio
+from .parquet import iter_parquet
 from .records import IngestError, OpenTarget, Record, Target, gold_of
 from .svmlight import iter_svmlight
 from .tabular import iter_csv, iter_jsonl

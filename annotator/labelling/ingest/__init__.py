@@ -27,6 +27,7 @@ from annotator.labelling.engine.faults import hold_point
 from annotator.labelling.engine.stored_vectors import encode_rows
 from annotator.labelling.engine.table_stats import after_commit
 from annotator.labelling.models import ImportJob, Item, Project
+from annotator.labelling.webhooks import events
 from learners.uploads import (
     IngestError,
     Record,
@@ -152,8 +153,11 @@ def new_job(project: Project, filename: str, chunks: Iterable[bytes], user: Any 
 
 
 def _close(job: ImportJob, status: str, **fields: Any) -> None:
-    """Write the outcome (inside :func:`.jobs.finishing`); the stored upload is dropped."""
+    """Write the outcome (inside :func:`.jobs.finishing`, or the drain's lock: once per job) and
+    its ``import.finished`` webhook event in the same transaction; the stored upload is dropped."""
     ImportJob.objects.filter(pk=job.pk).update(status=status, finished=timezone.now(), **fields)
+    closed = ImportJob.objects.get(pk=job.pk)
+    events.import_finished(closed)
     drop_upload(job)
 
 

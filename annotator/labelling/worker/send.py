@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from celery import current_app
+from celery import current_app, group
 from django.db import transaction
 
 from annotator.labelling.engine import queue_counts
@@ -31,6 +31,7 @@ _PREFIX = "annotator.labelling.tasks."
 APPLY_LABELS = _PREFIX + "apply_labels"
 ADVANCE_STREAM = _PREFIX + "advance_stream"
 IMPORT_UPLOAD = _PREFIX + "import_upload"
+IMPORT_CHUNK = _PREFIX + "import_chunk"
 COMPUTE_COST_VIEW = _PREFIX + "compute_cost_view"
 SWEEP = _PREFIX + "sweep"
 HEARTBEAT = _PREFIX + "heartbeat"
@@ -88,6 +89,16 @@ def top_up_if_low(project: Project) -> None:
 def import_upload(job_id: int) -> None:
     """An upload (:class:`.models.ImportJob`) was stored: import it."""
     after_commit(IMPORT_UPLOAD, job_id)
+
+
+def import_chunks(job_id: int, indexes: list[int]) -> None:
+    """Chunks of an import were staged (:func:`..ingest.fanout.stage`): featurize them, one task
+    each, as one Celery ``group`` spread over the heavy queue's workers (at once: called after
+    the staging committed); a broker error is logged, the sweep restarts the silent job."""
+    try:
+        group(current_app.signature(IMPORT_CHUNK, args=(job_id, index)) for index in indexes).apply_async()
+    except Exception:  # any broker/connection error: the sweep restarts the job, which sends them again
+        log.exception("could not send the chunks %s of import %s; the sweep will", indexes, job_id)
 
 
 def cost_view_stale(project_id: int) -> None:

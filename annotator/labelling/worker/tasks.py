@@ -14,8 +14,8 @@ from typing import Any
 from celery import shared_task
 from django.db.models import OuterRef, Q
 
-from annotator.labelling import ingest
 from annotator.labelling.engine import jobs, pipeline
+from annotator.labelling.ingest import fanout
 from annotator.labelling.models import (
     Consensus,
     ImportJob,
@@ -62,15 +62,28 @@ def advance_stream(project_id: int) -> None:
 
 @shared_task(name=send.IMPORT_UPLOAD)
 def import_upload(job_id: int) -> None:
-    """Import an uploaded file (an :class:`~annotator.labelling.models.ImportJob`). Its items are
-    decided by the label queue's workers, never here: each committed chunk asks for a stream
-    advance (at most once a second) and a finished import asks once more, so the last chunk is
-    decided even when the notice before it was too recent."""
-    project_id = ImportJob.objects.filter(pk=job_id).values_list("project_id", flat=True).first()
-    job = ingest.run_job(job_id, send.items_arriving(project_id))
-    if job is not None and job.status == job.Status.DONE:
-        send.items_changed(job.project_id)
-    if job is not None and job.status in (job.Status.DONE, job.Status.FAILED) and events.import_finished(job):
+    """Import an uploaded file (an :class:`~annotator.labelling.models.ImportJob`), fanned out:
+    validate it and stage its records in chunks (:func:`.fanout.stage`; the small first one is
+    inserted here at once), each other featurized and inserted by an :func:`import_chunk` task on
+    any heavy-queue worker. Its items are decided by the label queue's workers, never here. An
+    import that ended here (failed, or small enough to be done) has its webhook event delivered."""
+    job = fanout.stage(job_id, send.import_chunks, send.items_changed)
+    _deliver_if_ended(job)
+
+
+@shared_task(name=send.IMPORT_CHUNK)
+def import_chunk(job_id: int, index: int) -> None:
+    """Featurize one staged chunk of an import and insert the chunks now next in the file
+    (:func:`.fanout.run_chunk`); inserted items ask for a stream advance (a finished import's
+    last chunk too, so it is decided whatever notice came before)."""
+    fanout.run_chunk(job_id, index, send.items_changed)
+    _deliver_if_ended(ImportJob.objects.filter(pk=job_id).first())
+
+
+def _deliver_if_ended(job: ImportJob | None) -> None:
+    """Send the webhook deliveries of an import that ended (its ``import.finished`` event is
+    written with the job's outcome, :func:`.ingest._close`); a repeat finds nothing due."""
+    if job is not None and job.status in (job.Status.DONE, job.Status.FAILED):
         send.webhooks_due(job.project_id)
 
 
