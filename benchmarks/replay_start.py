@@ -103,7 +103,7 @@ def commands(delta: float, mellowness: float, vw_file: str) -> list[tuple[str, l
         ("import numpy", [py, "-c", "import numpy"]),
         ("import numpy, scipy.sparse", [py, "-c", "import numpy, scipy.sparse"]),
         ("import numba", [py, "-c", "import numba"]),
-        ("numba: first call of a cached kernel (the LIBSVM reader on a8a)",
+        ("import learners + numba's first call of a cached kernel (the LIBSVM reader on a8a)",
          [py, "-c", f"from learners.evaluation.libsvm import read_libsvm; read_libsvm([{files}], 123)"]),
         ("import learners.evaluation.cli (the replay's modules)",
          [py, "-c", "import learners.evaluation.cli"]),
