@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 
 CONSTRAINTS = ("simplex", "box")
 ALPHA_UPDATES = ("mackay", "em")
@@ -133,6 +132,8 @@ def posterior(K_act: np.ndarray, y: np.ndarray, alpha_act: np.ndarray, gamma: np
     """
     lam = jj_lambda(gamma)
     P = np.diag(alpha_act) + 2.0 * (K_act.T * lam) @ K_act
+    import scipy.linalg as sla  # lazy: ~40 ms at import, needed only by a KMC fit
+
     S = sla.cho_solve(sla.cho_factor(P, lower=True), np.eye(len(alpha_act)))
     S = (S + S.T) / 2.0
     m = S @ (K_act.T @ (y * (u + 0.5)))

@@ -35,8 +35,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from .base import Learner, as_csr
 
@@ -167,6 +165,11 @@ def fit_softmax(X: Any, codes: np.ndarray, weights: np.ndarray, classes: Sequenc
     theta0 = np.zeros(len(columns) * k + k)
     if start is not None and np.array_equal(start.columns, columns):
         theta0 = np.concatenate([start.coef.T.ravel(), start.intercept])
+    # lazy: scipy.optimize costs ~0.13 s and 20 MiB at import, which a replay without --refit
+    # (and the replay's start) should not pay (docs/performance.md)
+    from scipy.optimize import minimize
+    from threadpoolctl import threadpool_limits
+
     # one BLAS thread: L-BFGS-B's small vector products waited on idle BLAS threads for 10x the
     # CPU time they took on a busy 2-core machine
     with threadpool_limits(1):

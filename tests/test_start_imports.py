@@ -62,6 +62,16 @@ def test_replay_of_a_libsvm_file_imports_neither_sklearn_nor_django(tmp_path: Pa
     assert not loaded & {"sklearn", "django"}
 
 
+def test_replay_start_loads_no_unused_heavy_module() -> None:
+    """The replay's modules load neither the batch refit's optimiser (scipy.optimize) nor the
+    exported models, which a replay does not use at start (benchmarks/REPLAY_START.md)."""
+    code = "import learners.evaluation.cli\n" + _LOADED.replace("m.split('.')[0] for m in", "m for m in")
+    loaded = _top_modules(code)
+    assert "learners.evaluation.cli" in loaded
+    assert not {m for m in loaded if m.startswith(("scipy.optimize", "scipy.linalg",
+                                                   "learners.model_file", "sklearn", "django"))}
+
+
 def test_worker_start_imports_no_sklearn() -> None:
     loaded = _top_modules(_WORKER, DJANGO_SETTINGS_MODULE="tests.settings")
     assert "django" in loaded and "learners" in loaded
