@@ -75,7 +75,8 @@ GZIP = ".gz"
 FORMATS = ", ".join(sorted(PARSERS)) + f" (each also gzipped, e.g. .csv{GZIP})"
 #: the parsers of each item kind's files (text and URL items: the tabular ones)
 KIND_PARSERS: dict[str, tuple[Callable[[Target, BinaryIO], Iterator[Record]], ...]] = {
-    "image": (iter_zip, iter_jsonl, iter_label_studio, iter_parquet), "vectors": (iter_svmlight, iter_parquet),
+    "image": (iter_zip, iter_jsonl, iter_label_studio, iter_parquet),
+    "vectors": (iter_svmlight, iter_parquet),
     "text": (iter_csv, iter_jsonl, iter_label_studio, iter_parquet),
     "url": (iter_csv, iter_jsonl, iter_label_studio, iter_parquet)}
 #: formats read with random access (spooled to a temporary file when compressed)
