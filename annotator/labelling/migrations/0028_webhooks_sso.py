@@ -12,7 +12,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0025_blind_review'),
+        ('labelling', '0026_label_studio_tasks'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("labelling", "0025_blind_review"),
+        ("labelling", "0028_webhooks_sso"),
     ]
 
     operations = [

@@ -41,6 +41,6 @@ def drop_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
 
-    dependencies = [("labelling", "0025_blind_review")]
+    dependencies = [("labelling", "0030_import_chunks")]
 
     operations = [migrations.RunPython(add_index, drop_index)]
