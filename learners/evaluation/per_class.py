@@ -22,10 +22,15 @@ independent draw given the past, so the cell estimates are uncorrelated and the 
 smooth figure ``g(T)`` is, by Taylor linearisation (the delta method),
 ``sum over cells of (dg/dT[a,b])^2 s2[a,b]``. A ratio ``<A,T> / <B,T>`` (precision, recall, F1, the
 baseline's accuracy) has gradient ``(A - g B) / <B,T>``; a mean of ratios (macro-F1, balanced
-accuracy) has the mean of their gradients. The interval is Wilson's score interval at the
-effective sample size ``g (1 - g) / v`` (:func:`wilson_effective`, the rule the audit estimate
-uses too), which stays inside [0, 1] and is not empty when the estimate is 0 or 1. Its coverage is
-checked by simulation: ``benchmarks/interval_coverage.py`` (INTERVAL_COVERAGE.md).
+accuracy) has the mean of their gradients. The interval (:func:`logit_t_interval`) is the
+delta-method interval on the logit scale, ``logit g +- t * sqrt(v) / (g (1 - g))`` mapped back,
+with ``t`` the Student quantile at Satterthwaite's degrees of freedom
+``(sum_c v_c)^2 / sum_c v_c^2 / (m_c - 1)`` (``v_c`` the cell's share of ``v``, ``m_c`` its
+queried items): a variance estimated from a few heavily weighted labels is itself uncertain, and
+the logit scale follows the skew of a ratio near 0 or 1. Where ``g`` is 0 or 1 (``v = 0``) it
+falls back to Wilson's score interval at the effective sample size (:func:`wilson_effective`),
+which is not empty there. Its coverage is checked by simulation:
+``benchmarks/interval_coverage.py`` (INTERVAL_COVERAGE.md).
 Accuracy keeps the Horvitz-Thompson estimate over the ``n_seen`` items of the stream
 (:func:`.metrics.iw_estimate`).
 
@@ -42,12 +47,14 @@ predicted ``b`` and not queried, a known count).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from .metrics import Z95, Estimate, iw_estimate, wilson_effective
 
@@ -177,6 +184,36 @@ def exact_figures(T: np.ndarray, classes: Sequence[Any]) -> dict[str, Any]:
     return out
 
 
+def satterthwaite_df(grad: np.ndarray, cells: Cells) -> float:
+    """Satterthwaite's degrees of freedom of the delta-method variance ``sum_c grad_c^2 s2_c``:
+    each cell's variance estimate counted with ``m_c - 1`` (at least 1) degrees of freedom;
+    ``inf`` when the variance is 0."""
+    parts = (grad**2 * cells.s2).ravel()
+    keep = parts > 0
+    if not keep.any():
+        return math.inf
+    return float(parts.sum() ** 2 / np.sum(parts[keep] ** 2 / np.maximum(cells.m.ravel()[keep] - 1.0, 1.0)))
+
+
+def logit_t_interval(value: float, var: float, df: float, n_eff_if_exact: float | None, n: int,
+                     z: float = Z95) -> Estimate:
+    """The interval of the module docstring for a figure ``value`` in [0, 1] with delta-method
+    variance ``var`` and Satterthwaite's ``df``: the normal quantile ``z`` is replaced by the
+    Student quantile of the same two-sided level, and ``logit(value) +- t sqrt(var) / (value
+    (1 - value))`` is mapped back to [0, 1]. ``value`` at 0 or 1, or ``var == 0``: Wilson's
+    interval at ``n_eff_if_exact`` (:func:`.metrics.wilson_effective`)."""
+    value = min(1.0, max(0.0, value))
+    if not (var > 0 and 0.0 < value < 1.0):
+        return wilson_effective(value, var, n_eff_if_exact, n, z)
+    t = z if math.isinf(df) else float(stats.t.ppf(NormalDist().cdf(z), max(df, 1.0)))
+    centre, half = math.log(value / (1.0 - value)), t * math.sqrt(var) / (value * (1.0 - value))
+    return Estimate(value, _expit(centre - half), _expit(centre + half), n)
+
+
+def _expit(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
 def estimated_figures(cells: Cells, n_seen: int, classes: Sequence[Any], z: float = Z95) -> dict[str, Any]:
     """The importance-weighted estimates of the figures (module docstring), each an
     :class:`.metrics.Estimate` with its interval (``z``: 1.96 for 95%), nested as
@@ -192,7 +229,8 @@ def estimated_figures(cells: Cells, n_seen: int, classes: Sequence[Any], z: floa
         return out
     s1, s2 = float(cells.s1.sum()), float(cells.s2.sum())
     n_eff = s1 * s1 / s2 if s2 > 0 else None  # Kish / mean (1 - q), weighted: exact when every q = 1
-    flat = {name: wilson_effective(value, float(np.sum(grad**2 * cells.s2)), n_eff, m_total, z)
+    flat = {name: logit_t_interval(value, float(np.sum(grad**2 * cells.s2)), satterthwaite_df(grad, cells),
+                                   n_eff, m_total, z)
             for name, (value, grad) in figures.items()}
     base = flat["baseline_balanced_accuracy"].value  # 1 / (classes seen): no sampling error
     flat["baseline_balanced_accuracy"] = Estimate(base, base, base, m_total)

@@ -3,6 +3,8 @@ docs/estimates.md)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score, precision_recall_fscore_support
@@ -14,6 +16,8 @@ from learners.evaluation.per_class import (
     confusion,
     estimated_figures,
     exact_figures,
+    logit_t_interval,
+    satterthwaite_df,
     stream_figures,
 )
 
@@ -94,3 +98,23 @@ def test_a_class_without_model_labels_has_no_error_estimate():
     out = auto_label_error(Cells.of(truth, truth, np.full(3, 0.5), 3), np.array([5.0, 0.0, 0.0]), CLASSES)
     assert out["classes"][1]["error"].value is None
     assert out["classes"][0]["error"].value == 0.0 and out["classes"][0]["error"].high > 0
+
+
+def test_the_logit_t_interval_widens_with_few_degrees_of_freedom_and_stays_inside_0_1():
+    wide = logit_t_interval(0.9, 0.002, 3.0, None, 10)
+    narrow = logit_t_interval(0.9, 0.002, math.inf, None, 10)
+    assert 0.0 < wide.low < narrow.low < 0.9 < narrow.high < wide.high < 1.0
+    assert logit_t_interval(1.0, 0.0, math.inf, 40.0, 10).high == 1.0  # Wilson where g is 1
+
+
+def test_satterthwaite_counts_the_labels_of_the_cells_that_drive_the_variance():
+    cells = Cells.of(np.array([0] * 50 + [1] * 3), np.array([0] * 50 + [1] * 3), np.full(53, 0.2), 2)
+    only_rare = np.array([[0.0, 0.0], [0.0, 1.0]])
+    assert satterthwaite_df(only_rare, cells) == pytest.approx(2.0)
+    assert satterthwaite_df(np.zeros((2, 2)), cells) == math.inf
+
+
+def test_heavy_weights_still_cover_near_the_nominal_rate():
+    cov = coverage(300, seed=5, scenario=Scenario(power=2.0))
+    for name in ("precision:0", "recall:2", "macro_f1", "balanced_accuracy"):
+        assert 0.90 <= cov[name] <= 0.99, (name, cov[name])
