@@ -119,8 +119,8 @@ def test_upload_view_refuses_a_bad_start_on_the_form_and_stores_nothing(client, 
     data = io.BytesIO(b"text,label\nhi,0\n")
     data.name = "x.csv"  # a text file for an image project: the formats it takes are named
     page = client.post(f"/projects/{project.pk}/upload", {"file": data}).content
-    assert ("an image project takes .zip, .jsonl, .ndjson, .parquet, .json (each also gzipped, e.g. .zip.gz), "
-            "not '.csv'") in error_text(page)
+    assert ("an image project takes .zip, .jsonl, .ndjson, .parquet, .json (each also gzipped, "
+            "e.g. .zip.gz), not '.csv'") in error_text(page)
     assert not ImportJob.objects.exists()
 
 

@@ -213,7 +213,8 @@ def test_upload_errors_at_the_field_and_a_confirmation(client):
     assert bad.status_code == 400
     assert "unsupported file type '.pdf'" in _field(bad, "file").find(class_="error").text
     # the formats of the project's kind, not their letters
-    assert "use one of .csv, .tsv, .jsonl, .ndjson, .parquet, .json (each also gzipped" in _field(bad, "file").text
+    formats = "use one of .csv, .tsv, .jsonl, .ndjson, .parquet, .json (each also gzipped"
+    assert formats in _field(bad, "file").text
     assert _field(bad, "file").find(class_="help").text.startswith("Accepted here: .csv")  # help kept
     assert parse(bad.content).by_id("upload-file").attrs["aria-invalid"] == "true"
     empty = client.post(url, {"file": SimpleUploadedFile("items.csv", b"")})
