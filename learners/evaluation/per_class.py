@@ -54,7 +54,7 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy.special import stdtrit
 
 from .metrics import Z95, Estimate, iw_estimate, wilson_effective
 
@@ -205,7 +205,7 @@ def logit_t_interval(value: float, var: float, df: float, n_eff_if_exact: float 
     value = min(1.0, max(0.0, value))
     if not (var > 0 and 0.0 < value < 1.0):
         return wilson_effective(value, var, n_eff_if_exact, n, z)
-    t = z if math.isinf(df) else float(stats.t.ppf(NormalDist().cdf(z), max(df, 1.0)))
+    t = z if math.isinf(df) else float(stdtrit(max(df, 1.0), NormalDist().cdf(z)))
     centre, half = math.log(value / (1.0 - value)), t * math.sqrt(var) / (value * (1.0 - value))
     return Estimate(value, _expit(centre - half), _expit(centre + half), n)
 
