@@ -43,8 +43,10 @@ def chunks_run(worker: Worker) -> int:
 def test_an_import_is_shared_by_two_workers_and_stored_once_in_order(services, transactional_db, tmp_path,
                                                                      client):
     project = text_project()
-    job = upload(client, project)
+    # both workers ready before the upload: a worker still starting while the other runs every
+    # chunk would prove nothing about sharing
     workers = [Worker(tmp_path / f"w{i}.log", env=CHUNKS) for i in range(2)]
+    job = upload(client, project)
     try:
         workers[0].wait_for(lambda: ImportJob.objects.get(pk=job.pk).status == "done", 120, "the import")
     finally:
