@@ -649,6 +649,43 @@ class PlannerRun(BackgroundJob, models.Model):
         ordering = ["-created", "-id"]
 
 
+class RefitRun(BackgroundJob, models.Model):
+    """The batch refit of an export (docs/algorithms/refit.md) fitted by a heavy-queue worker on
+    every applied label of the project (:mod:`.reporting.refit_runs`), and its outcome.
+
+    ``done`` / ``total``: steps of the fit (label pages read, then the check's fits). The outcome,
+    once DONE: ``model_version`` (the learner state's ``version`` the labels were read at),
+    ``fingerprint`` (of the configuration the check's online learner was built from,
+    :func:`.refit_runs.config_fingerprint`), ``labels`` (labels fitted), ``chosen`` (``refit`` or
+    ``online``), ``figures`` (the check's JSON record, :attr:`learners.refit.RefitResult.check`) and
+    ``model`` (the batch fit as the model file stores it, :func:`learners.model_file.refit_bytes`;
+    None when no fit was tried). An export uses it while it is current
+    (:func:`.refit_runs.current_run`).
+    """
+
+    Status = ImportJob.Status  # the same life cycle: waiting, running, done, failed (, cancelled)
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="refit_runs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    created = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    finished = models.DateTimeField(null=True, blank=True)
+    model_version = models.BigIntegerField(null=True, blank=True)
+    fingerprint = models.CharField(max_length=40, blank=True, default="")
+    labels = models.PositiveIntegerField(default=0)
+    chosen = models.CharField(max_length=10, blank=True, default="")
+    figures = models.JSONField(null=True, blank=True)
+    model = models.BinaryField(null=True, blank=True)
+    attempt = models.PositiveIntegerField(default=0)  # as ImportJob's
+    heartbeat = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+
 class StreamStats(models.Model):
     """Running aggregates of a project's decision log (:mod:`.running_totals`): what the metrics,
     the dashboard and the model card read instead of the log, so their cost does not grow with
