@@ -79,7 +79,8 @@ def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, s
     panel = client.get(f"/projects/{project.pk}/console/refit").content.decode()
     assert f'<b class="refit-labels">{labels}</b>' in panel and "An export uses this result" in panel
     assert "hx-trigger" not in panel  # done: the panel stops polling
-    assert f'{job.figures["online_accuracy"]:.3f}' in panel and f'{job.figures["refit_accuracy"]:.3f}' in panel
+    figures = job.figures
+    assert f'{figures["online_accuracy"]:.3f}' in panel and f'{figures["refit_accuracy"]:.3f}' in panel
 
     # the export now holds the stored refit of every label; the card says where it came from
     card = _card(client, project)
