@@ -500,9 +500,9 @@ def job_stale_cutoff() -> Any:
 
 
 class BackgroundJob:
-    """What the pages show of an :class:`ImportJob` or a :class:`PlannerRun`."""
+    """What the pages show of an :class:`ImportJob`, a :class:`PlannerRun` or a :class:`RefitRun`."""
 
-    # the fields of both models that this mixin reads
+    # the fields of these models that this mixin reads
     status: str
     heartbeat: Any
 
