@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +78,7 @@ def count_labels(project: Project, version: int) -> int:
 
 
 def read_labels(project: Project, learner: learners.Learner, version: int, newest: int | None = None,
-                page_read: Any = None) -> Labelled:
+                page_read: Callable[[int], None] | None = None) -> Labelled:
     """The usable labels (:func:`_usable`) at model ``version``, the newest ``newest`` of them
     (None: all), in applied order; read :data:`PAGE` at a time, newest first. ``page_read``
     (optional) is called after each page (a job's beat; an exception it raises stops the read).
@@ -112,7 +113,8 @@ def read_labels(project: Project, learner: learners.Learner, version: int, newes
     return Labelled(X, codes, qs)
 
 
-def fit(project: Project, learner: learners.Learner, labelled: Labelled, progress: Any = None) -> RefitResult:
+def fit(project: Project, learner: learners.Learner, labelled: Labelled,
+        progress: Callable[[int], None] | None = None) -> RefitResult:
     """:func:`learners.refit.refit` of ``labelled``; the online side of the check is a fresh
     learner of the project's configuration (:meth:`..models.Project.new_learner`, its cold start
     included), the folds seeded by the project's seed. ``progress``: as refit's."""
