@@ -8,19 +8,23 @@ from __future__ import annotations
 import io
 import json
 import time
+from datetime import timedelta
 
 import numpy as np
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.annotation.relabel import relabel
+from annotator.labelling.engine import jobs
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import import_records
 from annotator.labelling.models import Item, LearnerState, Membership, Project, RefitRun
 from annotator.labelling.projects.creation import create_project
 from annotator.labelling.projects.settings_changes import change_settings
 from annotator.labelling.reporting import refit_runs
+from annotator.labelling.worker import tasks
 from learners.model_file import refit_from_bytes
 from tests.support.app import Worker, member, vector_records
 
@@ -121,6 +125,24 @@ def test_a_changed_configuration_makes_the_stored_refit_stale(settings):
     update_project(project.pk)
     state.refresh_from_db()
     assert state.version == job.model_version and refit_runs.current_run(project, state) is None
+
+
+@pytest.mark.django_db
+def test_the_sweep_restarts_a_run_whose_worker_died(settings):
+    """A RUNNING run without a beat for JOB_STALE_SECONDS goes back to WAITING and is sent again;
+    its next delivery fits it; a repeat of a finished run changes nothing."""
+    project, admin = labelled_project(60)
+    job, _ = refit_runs.start(project, admin)
+    assert jobs.claim(RefitRun, job.pk).attempt == 1  # a worker took it, then died
+    RefitRun.objects.filter(pk=job.pk).update(heartbeat=timezone.now() - timedelta(
+        seconds=settings.JOB_STALE_SECONDS + 1))
+    assert RefitRun.objects.get(pk=job.pk).shown_status == "stalled"
+    tasks.sweep()
+    assert RefitRun.objects.get(pk=job.pk).status == "waiting"
+    done = refit_runs.run(job.pk)
+    assert done.status == "done" and done.attempt == 2 and done.labels == refit_runs.count_labels(
+        project, LearnerState.objects.get(project=project).version)
+    assert refit_runs.run(job.pk) is None and RefitRun.objects.get(pk=job.pk).finished == done.finished
 
 
 @pytest.mark.slow
