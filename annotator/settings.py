@@ -17,12 +17,15 @@ Environment variables (all optional for local development):
   process (the same code path as with Redis), and messages are plain files that survive a
   restart of either process. It suits one machine; use Redis or RabbitMQ for several hosts.
 * ``CELERY_TASK_DEFAULT_QUEUE``: queue name (default ``annotator``).
-* ``CELERY_HEAVY_QUEUE``: queue of imports, planner runs and cost views (default ``<queue>-heavy``).
+* ``CELERY_HEAVY_QUEUE``: queue of imports, planner runs, cost views and refit jobs (default
+  ``<queue>-heavy``).
 * ``PLANNER_MAX_COST``: largest planner run, items x candidates x permutations (default 200000).
 * ``PLANNER_MAX_QUEUED``: planner runs of one project waiting or running at once (default 2).
 * ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
 * ``DASHBOARD_LABEL_WINDOW``: the dashboard's per-annotator figures, agreement and quality cover
   the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
+* ``REFIT_REQUEST_MAX_LABELS``: the newest labels an export fits its batch refit on in the request
+  when no refit job's result is current (default 5000; the job fits on every label).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
 * ``IMPORT_FIRST_CHUNK`` / ``IMPORT_CHUNK``: records in an import's first chunk (default 200) and
@@ -258,7 +261,8 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "annotat
 CELERY_HEAVY_QUEUE = os.environ.get("CELERY_HEAVY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-heavy")
 CELERY_TASK_QUEUES = [Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(CELERY_HEAVY_QUEUE)]
 CELERY_TASK_ROUTES = {f"annotator.labelling.tasks.{name}": {"queue": CELERY_HEAVY_QUEUE}
-                      for name in ("import_upload", "import_chunk", "run_planner", "compute_cost_view")}
+                      for name in ("import_upload", "import_chunk", "run_planner", "compute_cost_view",
+                                   "run_refit")}
 #: Records in an import's first chunk (small: its items are decided within seconds) and in each
 #: of the others; each chunk is featurized by any heavy-queue worker (annotator/labelling/ingest/fanout.py).
 IMPORT_FIRST_CHUNK = int(os.environ.get("IMPORT_FIRST_CHUNK", 200))
@@ -322,6 +326,10 @@ BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
 #: this many (labelling/teams/agreement.py ``recent_labels``), so a poll costs the same however many
 #: labels the stream has had.
 DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 5000)))
+#: An export without a current refit job result (labelling/reporting/refit_runs.py) fits its batch
+#: refit in the request on the newest this many labels (21 fits: seconds for a thousand labels on
+#: 2 cores, docs/algorithms/refit.md); the console's "Refit on all labels" job fits on every label.
+REFIT_REQUEST_MAX_LABELS = max(1, int(os.environ.get("REFIT_REQUEST_MAX_LABELS", 5000)))
 
 
 # ------------------------------------------------------------------------------ webhooks

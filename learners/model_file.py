@@ -58,6 +58,17 @@ def _u8(data: bytes) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8)
 
 
+def refit_bytes(model: LinearModel) -> bytes:
+    """The bytes of the file's ``refit`` entry for ``model`` (:func:`learners.base.state_to_bytes`
+    of its state, no pickle); also how the app stores a refit job's model."""
+    return state_to_bytes(model.get_state())
+
+
+def refit_from_bytes(data: bytes) -> LinearModel:
+    """Inverse of :func:`refit_bytes`; ValueError for bytes that are not such a model."""
+    return LinearModel.from_state(state_from_bytes(data))
+
+
 def card_path(path: str | os.PathLike[str]) -> Path:
     """The human-readable card beside a model: ``model.npz`` -> ``model.json``."""
     return Path(path).with_suffix(".json")
@@ -142,7 +153,7 @@ def _model_files(learner: Learner, featurizer: Featurizer, card: dict[str, Any],
         assert refit is not None and refit.model is not None
         if refit.model.n_features != learner.n_features or list(refit.model.classes) != list(learner.classes):
             raise ValueError("the refit model's classes or width differ from the learner's")
-        entries["refit"] = _u8(state_to_bytes(refit.model.get_state()))
+        entries["refit"] = _u8(refit_bytes(refit.model))
     buf = io.BytesIO()
     np.savez_compressed(buf, **entries)
     return buf.getvalue(), _json_bytes(completed, "card", indent=2) + b"\n"
@@ -242,7 +253,7 @@ def load_model(path: str | os.PathLike[str]) -> ExportedModel:
     try:
         learner = from_state(state)
         featurizer = make_featurizer(featurizer_config)
-        refit = None if refit_raw is None else LinearModel.from_state(state_from_bytes(refit_raw.tobytes()))
+        refit = None if refit_raw is None else refit_from_bytes(refit_raw.tobytes())
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: cannot rebuild the model: {exc}") from None
     if learner.n_features != featurizer.n_features:

@@ -51,6 +51,9 @@ MAX_WEIGHT = 20.0
 MIN_LABELS = 20
 MAX_ITER = 300
 FORMAT = "softmax-regression/1"
+#: steps :func:`refit` reports to its ``progress``: per fold the online learner and every
+#: candidate, then the final fit
+STEPS = FOLDS * (1 + len(WEIGHTINGS) * len(L2_GRID)) + 1
 
 
 @dataclass
@@ -217,14 +220,24 @@ def _learner_codes(learner: Learner, X: sp.csr_matrix) -> np.ndarray:
 
 
 def refit(fresh: Callable[[], Learner], X: Any, codes: np.ndarray, query_probs: np.ndarray,
-          seed: int = 0) -> RefitResult:
+          seed: int = 0, progress: Callable[[int], None] | None = None) -> RefitResult:
     """Batch-fit the labelled items and check the fit against the online learner (module docstring).
 
     fresh: builds the untrained online learner (same algorithm, parameters and start as the one
         in use), for the cross-validation. X: rows (n, d) of the labelled items in label order;
         codes: int (n,) their class codes; query_probs: float (n,) in (0, 1], their query
-        probabilities. seed: the fold split's.
+        probabilities. seed: the fold split's. progress: called with the steps done so far (of
+        :data:`STEPS`) after each one (not called when the fit is skipped); an exception it
+        raises stops the fit (a cancelled job).
     """
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done)
+
     M = as_csr(X, X.shape[1])
     codes = np.asarray(codes, dtype=np.int64)
     n, classes = M.shape[0], list(fresh().classes)
@@ -245,15 +258,18 @@ def refit(fresh: Callable[[], Learner], X: Any, codes: np.ndarray, query_probs: 
     for f in range(FOLDS):
         train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
         online_right[test] = _learner_codes(_teach(fresh, M[train], codes[train]), M[test]) == codes[test]
+        step()
         for weighting in WEIGHTINGS:
             start = None
             for l2 in sorted(L2_GRID, reverse=True):  # strongest first: each warm-starts the next
                 start = fit_softmax(M[train], codes[train], fit_weights[weighting][train], classes, l2, start)
                 refit_right[(weighting, l2)][test] = start.predict_codes(M[test]) == codes[test]
+                step()
     online_cv = float(w @ online_right / w.sum())
     scores = {c: float(w @ right / w.sum()) for c, right in refit_right.items()}
     best = max(candidates, key=lambda c: (scores[c], c[1]))  # ties: the stronger L2
     model = fit_softmax(M, codes, fit_weights[best[0]], classes, best[1])
+    step()
     chosen = "refit" if scores[best] > online_cv else "online"
     check.update(online_accuracy=online_cv, refit_accuracy=scores[best], weighting=best[0], l2=best[1],
                  refit_accuracy_by_candidate={f"{c[0]}, l2 {c[1]:g}": v for c, v in scores.items()},

@@ -500,9 +500,9 @@ def job_stale_cutoff() -> Any:
 
 
 class BackgroundJob:
-    """What the pages show of an :class:`ImportJob` or a :class:`PlannerRun`."""
+    """What the pages show of an :class:`ImportJob`, a :class:`PlannerRun` or a :class:`RefitRun`."""
 
-    # the fields of both models that this mixin reads
+    # the fields of these models that this mixin reads
     status: str
     heartbeat: Any
 
@@ -642,6 +642,43 @@ class PlannerRun(BackgroundJob, models.Model):
     error = models.TextField(blank=True, default="")
     #: items x candidates x runs: item steps replayed (bounded by settings.PLANNER_MAX_COST)
     cost = models.PositiveBigIntegerField(default=0)
+    attempt = models.PositiveIntegerField(default=0)  # as ImportJob's
+    heartbeat = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+
+class RefitRun(BackgroundJob, models.Model):
+    """The batch refit of an export (docs/algorithms/refit.md) fitted by a heavy-queue worker on
+    every applied label of the project (:mod:`.reporting.refit_runs`), and its outcome.
+
+    ``done`` / ``total``: steps of the fit (label pages read, then the check's fits). The outcome,
+    once DONE: ``model_version`` (the learner state's ``version`` the labels were read at),
+    ``fingerprint`` (of the configuration the check's online learner was built from,
+    :func:`.refit_runs.config_fingerprint`), ``labels`` (labels fitted), ``chosen`` (``refit`` or
+    ``online``), ``figures`` (the check's JSON record, :attr:`learners.refit.RefitResult.check`) and
+    ``model`` (the batch fit as the model file stores it, :func:`learners.model_file.refit_bytes`;
+    None when no fit was tried). An export uses it while it is current
+    (:func:`.refit_runs.current_run`).
+    """
+
+    Status = ImportJob.Status  # the same life cycle: waiting, running, done, failed (, cancelled)
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="refit_runs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    created = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    finished = models.DateTimeField(null=True, blank=True)
+    model_version = models.BigIntegerField(null=True, blank=True)
+    fingerprint = models.CharField(max_length=40, blank=True, default="")
+    labels = models.PositiveIntegerField(default=0)
+    chosen = models.CharField(max_length=10, blank=True, default="")
+    figures = models.JSONField(null=True, blank=True)
+    model = models.BinaryField(null=True, blank=True)
     attempt = models.PositiveIntegerField(default=0)  # as ImportJob's
     heartbeat = models.DateTimeField(default=timezone.now)
 

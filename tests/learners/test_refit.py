@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression
 import learners
 from learners.base import state_from_bytes, state_to_bytes
 from learners.features import default_config, make_featurizer
-from learners.refit import MAX_WEIGHT, LinearModel, fit_softmax, importance_weights, refit
+from learners.refit import MAX_WEIGHT, STEPS, LinearModel, fit_softmax, importance_weights, refit
 from tests.support import raw_data
 
 
@@ -88,6 +88,25 @@ def test_the_check_keeps_the_better_model_and_says_why():
     one_missing = refit(lambda: learners.make("mpea", n_features=6, classes=[0, 1, 2]),
                         sp.csr_matrix(X[y < 2]), y[y < 2], q[y < 2])
     assert one_missing.model is None and "class(es) [2]" in one_missing.check["skipped"]
+
+
+def test_progress_counts_every_step_and_its_exception_stops_the_fit():
+    """What the app's refit job beats with (and stops by, when cancelled)."""
+    X, y = blobs(200, 3, seed=5)
+    q = np.ones(200)
+    seen: list[int] = []
+    fresh = lambda: learners.make("mpea", n_features=6, classes=[0, 1, 2])  # noqa: E731
+    with_progress = refit(fresh, sp.csr_matrix(X), y, q, progress=seen.append)
+    assert seen == list(range(1, STEPS + 1)) and STEPS == 26
+    plain = refit(fresh, sp.csr_matrix(X), y, q)
+    assert with_progress.check == plain.check and np.array_equal(with_progress.model.coef, plain.model.coef)
+
+    def stop(step: int) -> None:
+        if step == 3:
+            raise KeyboardInterrupt("cancelled")
+
+    with pytest.raises(KeyboardInterrupt):
+        refit(fresh, sp.csr_matrix(X), y, q, progress=stop)
 
 
 def active_stream(name, featurizer, texts, labels, classes):

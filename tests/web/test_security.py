@@ -52,6 +52,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "review-undo": ("post", (LOGIN, 404, 403, 409)),  # no decision to undo
     "console": ("get", (LOGIN, 404, 403, 200)),
     "console-params": ("get", (LOGIN, 404, 403, 200)),
+    "console-refit": ("get", (LOGIN, 404, 403, 200)),  # the refit panel (tests/reporting/test_refit_runs.py)
     "planner": ("get", (LOGIN, 404, 403, 200)),
     "planner-run": ("get", (LOGIN, 404, 403, 200)),
     "planner-use": ("post", (LOGIN, 404, 403, 302)),
@@ -81,6 +82,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "api-quality": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-reviews": ("get", (403, 404, 403, 200)),  # token, or a reviewer's or an admin's session
     "api-dataset": ("get", (403, 404, 403, 200)),  # token, or an admin's session
+    "api-class-descriptions": ("get", (403, 404, 403, 200)),  # token, or an admin's session (tests/api/)
     "api-webhooks": ("get", (403, 404, 403, 200)),  # token, or an admin's session (POST: token only)
     "api-webhook": ("delete", (403, 403, 403, 403)),  # token only: a session is refused before any lookup
     "api-webhook-secret": ("post", (403, 403, 403, 403)),  # token only

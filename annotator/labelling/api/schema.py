@@ -31,6 +31,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from annotator.labelling.models import WebhookEvent
 from annotator.labelling.reporting.dataset_export import PROVENANCES
+from learners.cold_start import MAX_DESCRIPTION
 from learners.uploads.records import MAX_FILENAME_LENGTH
 
 #: the key of an API item's content per item kind (text and URLs: as in CSV/JSONL uploads)
@@ -124,6 +125,17 @@ WEBHOOK_BODY = {"type": "object", "required": ["url", "events"], "properties": {
     "events": {"type": "array", "minItems": 1, "items": {"enum": WEBHOOK_EVENTS}}}}
 #: a row of the labels export in JSON Lines (:data:`..reporting.export.LABEL_FIELDS`); the Prodigy
 #: format's lines are Prodigy tasks (docs/formats.md)
+DESCRIPTIONS = {"type": "object", "additionalProperties": {"type": "string", "minLength": 1,
+                                                          "maxLength": MAX_DESCRIPTION},
+                "description": "class (its string form) -> description; a class left out is described by "
+                               "its name once any class has one; {} = none (docs/algorithms/cold_start.md)"}
+CLASS_DESCRIPTIONS_BODY = {"type": "object", "required": ["descriptions"], "additionalProperties": False,
+                           "properties": {"descriptions": DESCRIPTIONS}}
+CLASS_DESCRIPTIONS = {"type": "object", "required": ["classes", "descriptions"], "properties": {
+    "classes": {"type": "array", "items": {"type": ["string", "integer"]}},
+    "descriptions": DESCRIPTIONS,
+    "changed": {"type": "boolean", "description": "PUT only: whether they changed (the learner is then "
+                                                  "rebuilt from them and the labels so far)"}}}
 LABEL_ROW = {"type": "object", "required": ["item_id", "seq", "content", "label", "annotator", "seconds",
                                             "primary", "applied_version", "created"], "properties": {
     "item_id": {"type": "integer"}, "seq": {"type": "integer"},
@@ -327,5 +339,7 @@ def openapi_document() -> dict[str, Any]:
             "token": {"type": "apiKey", "in": "header", "name": "Authorization",
                       "description": "'Token <the project's API token>' (console page)"},
             "session": {"type": "apiKey", "in": "cookie", "name": "sessionid",
-                        "description": "a logged-in member's session (GET only)"}}},
+                        "description": "a logged-in member's session: reads; the class descriptions' PUT "
+                                       "too, with the CSRF token (X-CSRFToken header); other writes need "
+                                       "the token"}}},
     }

@@ -41,6 +41,13 @@ project), or a logged-in member's session (handy for the dashboard).
   its newest deliveries (token and admins' sessions); ``POST`` (token) ``{"url", "events"}`` ->
   ``201`` with the new endpoint and its ``secret``, shown this once; a URL that is not http(s)
   or whose host is not a public address: 400 (docs/webhooks.md).
+* ``GET /api/projects/<id>/class-descriptions`` -> ``{"classes", "descriptions"}``: a text
+  project's per-class descriptions, the learner's cold start (docs/algorithms/cold_start.md;
+  another kind has none); ``PUT`` (token, or an admin's session with the CSRF token) ``{"descriptions":
+  {class: text, ...}}`` replaces them through the console's service
+  (:func:`.settings_changes.change_class_descriptions`: validated, recorded, the learner rebuilt
+  from them) and answers as GET with ``changed``; an empty text, an unknown class, a project not
+  of text or a body not of that shape: 400, nothing changed.
 * ``DELETE /api/projects/<id>/webhooks/<hook>`` (token) -> 204; ``POST
   /api/projects/<id>/webhooks/<hook>/secret`` (token) -> ``{"id", "secret"}``, a new secret.
 
@@ -64,6 +71,7 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -75,6 +83,7 @@ from annotator.labelling.projects.access import (
     project_for,
     sees_dashboard,
 )
+from annotator.labelling.projects.settings_changes import change_class_descriptions
 from annotator.labelling.reporting import dataset_export, label_formats
 from annotator.labelling.reporting.export import opinion_rows
 from annotator.labelling.reporting.metrics import project_metrics
@@ -92,6 +101,8 @@ from learners.uploads.tabular import row_record
 from .errors import TooManyWrongTokensError
 from .errors import error_response as _error
 from .schema import (
+    CLASS_DESCRIPTIONS,
+    CLASS_DESCRIPTIONS_BODY,
     CONTENT_KEY,
     DATASET_ROW,
     ITEM_STATE,
@@ -461,3 +472,51 @@ def labels(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpRespons
     response["Content-Disposition"] = (f'attachment; filename="labels-{project.pk}.'
                                        f'{label_formats.SUFFIXES[fmt]}"')
     return response
+
+
+def _csrf_checked(request: HttpRequest) -> None:
+    """PermissionDenied unless a session's write carries the CSRF token (as the pages' forms do);
+    the API's views are CSRF-exempt for token callers. Django's own check, on a view that is not
+    exempt (``openapi``, never called)."""
+    if CsrfViewMiddleware(openapi).process_view(request, openapi, (), {}) is not None:
+        raise PermissionDenied("a write with a session needs the CSRF token (X-CSRFToken header), "
+                               "or send 'Authorization: Token <project token>'")
+
+
+def _descriptions(project: Project, **extra: Any) -> JsonResponse:
+    return JsonResponse({"classes": project.classes, "descriptions": project.class_descriptions, **extra})
+
+
+@operation(
+    get={"summary": "The class descriptions a text project's learner starts from (cold start)",
+         "answers": {200: ("the classes and their descriptions", CLASS_DESCRIPTIONS)}},
+    put={"summary": "Replace the class descriptions of a text project; the learner is rebuilt from them and "
+                    "the labels so far (as in the console)",
+         "body": CLASS_DESCRIPTIONS_BODY,
+         "answers": {200: ("the classes and the descriptions now, with whether they changed",
+                           CLASS_DESCRIPTIONS)}},
+)
+@csrf_exempt  # token callers; a session's PUT is checked by _csrf_checked
+@require_http_methods(["GET", "PUT"])
+def class_descriptions(request: HttpRequest, pk: int) -> JsonResponse:
+    project = _admin_project(request, pk)
+    if request.method == "GET":
+        return _descriptions(project)
+    by_token = request.headers.get("Authorization", "").startswith("Token ")
+    if not by_token:
+        _csrf_checked(request)
+    try:
+        body = parse_json(request.body, "the body")
+    except ValueError as exc:
+        return _error(str(exc))
+    if not isinstance(body, dict) or set(body) != {"descriptions"}:
+        return _error('the body must be {"descriptions": {class: text, ...}} and nothing else')
+    try:
+        with transaction.atomic():
+            locked = Project.objects.select_for_update().get(pk=project.pk)
+            changed = change_class_descriptions(locked, None if by_token else request.user,
+                                                body["descriptions"])
+            send.items_changed(project.pk)
+    except ValueError as exc:
+        return _error(str(exc))
+    return _descriptions(locked, changed=bool(changed))

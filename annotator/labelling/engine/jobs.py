@@ -1,5 +1,6 @@
 """The life cycle of background jobs that must survive a dead worker: imports
-(:class:`.models.ImportJob`) and delta-planner runs (:class:`.models.PlannerRun`).
+(:class:`.models.ImportJob`), delta-planner runs (:class:`.models.PlannerRun`) and refit jobs
+(:class:`.models.RefitRun`).
 
 * :func:`claim` takes a WAITING job (RUNNING, ``attempt`` + 1) under its row lock, so two
   deliveries of one task never both run it.
@@ -26,10 +27,10 @@ from typing import Any, TypeVar
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.labelling.models import ImportJob, PlannerRun, job_stale_cutoff
+from annotator.labelling.models import ImportJob, PlannerRun, RefitRun, job_stale_cutoff
 
-Job = TypeVar("Job", ImportJob, PlannerRun)
-Status = ImportJob.Status  # PlannerRun shares it
+Job = TypeVar("Job", ImportJob, PlannerRun, RefitRun)
+Status = ImportJob.Status  # PlannerRun and RefitRun share it
 
 
 def claim(model: type[Job], pk: int) -> Job | None:

@@ -1,6 +1,7 @@
 """The one service that changes project settings and records each change (who, when, old -> new).
 
-The console, the delta planner's "use this setting" and the Django admin all go through here,
+The console, the delta planner's "use this setting", the Django admin and the API's class
+descriptions all go through here,
 so the history (:class:`.models.ProjectChange`) is the same whichever page made the change:
 one entry per field that changed, ``params`` split into one entry per parameter
 (``params.delta``, ...) with the complete parameter set (registry defaults filled in) on both
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.labelling.models import Project, ProjectChange
+from annotator.labelling.models import LearnerState, Project, ProjectChange
+from learners.cold_start import check_descriptions
 
 #: Project fields never recorded: set once, or secret.
 UNRECORDED = {"id", "created", "api_token"}
@@ -64,3 +66,22 @@ def change_settings(project: Project, user: Any, **new: Any) -> list[str]:
         project.check_config()
     project.save(update_fields=list(new))
     return record_changes(project, user, before)
+
+
+def change_class_descriptions(project: Project, user: Any, descriptions: Any) -> list[str]:
+    """Replace a text project's class descriptions (docs/algorithms/cold_start.md; ``project``
+    locked by the caller) through :func:`change_settings`; the fields that changed.
+
+    descriptions: class -> text (``{}``: none, the learner starts from zero weights). ValueError
+    naming the problem, nothing saved: not a text project, not a mapping, a class that does not
+    exist, an empty or overlong text (:func:`learners.cold_start.check_descriptions`). When they
+    changed, the learner is marked for a rebuild: the pipeline restarts it from them and teaches it
+    the applied labels again (the caller asks a worker, ``send.items_changed``).
+    """
+    if project.item_kind != Project.Kind.TEXT:
+        raise ValueError("class descriptions are for text projects only")
+    checked = check_descriptions(descriptions, project.classes)
+    changed = change_settings(project, user, class_descriptions=checked)
+    if changed:
+        LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+    return changed

@@ -13,10 +13,11 @@ keeps every value exactly.
 
 The model file holds the learner exactly as the app stores it, with the project's
 featurizer config, so ``learners.load_model(path).predict(raw_items)`` gives the app's
-predictions without Django. An export also fits the batch refit (:func:`project_refit`,
-docs/algorithms/refit.md) on the labels and keeps it in the file, predicting in the learner's
-place, when it beats the learner in the check; the card's ``model`` record says which model
-predicts and how that was checked.
+predictions without Django. An export also holds the batch refit (:func:`project_refit`,
+docs/algorithms/refit.md) of the labels, predicting in the learner's place when it beats the
+learner in the check: the refit job's stored result on every label when it is current, else one
+fitted in the request on the newest labels. The card's ``model`` record says which model predicts
+and how that was checked, its ``refit`` record where the refit came from.
 """
 
 from __future__ import annotations
@@ -28,17 +29,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import scipy.sparse as sp
+from django.conf import settings
 from django.utils import timezone
 
 import learners
 from annotator.labelling.engine.learner_state import stored_learner
-from annotator.labelling.engine.stored_vectors import decode
 from annotator.labelling.models import Label, LearnerState, Membership, Project
 from learners.model_file import full_card, model_bytes, save_model
-from learners.refit import RefitResult, refit
+from learners.refit import RefitResult
 
+from . import refit_runs
 from .metrics import model_metrics
 
 #: first characters that make a spreadsheet read a cell as a formula (OWASP, plus full-width forms)
@@ -67,38 +67,43 @@ def model_card(project: Project, state: LearnerState, learner: learners.Learner)
     }
 
 
-#: the newest labels a refit uses at most: the download views fit it in the request (21 fits of
-#: these labels, docs/algorithms/refit.md; seconds for a thousand labels on 2 cores)
-REFIT_MAX_LABELS = 5_000
+def project_refit(project: Project, state: LearnerState,
+                  learner: learners.Learner) -> tuple[RefitResult, dict[str, Any]]:
+    """The batch refit an export holds and the card's ``refit`` record saying where it came from.
 
+    The stored result of the refit job (:func:`.refit_runs.current_run`, fitted on every label)
+    when one is current at ``state``; else :func:`learners.refit.refit` run now, in the request,
+    on the newest ``settings.REFIT_REQUEST_MAX_LABELS`` usable labels (:func:`.refit_runs.read_labels`:
+    applied primary labels of queried items, each weighted by 1/q of its item's logged query
+    probability; audits, honeypots and items whose vector was dropped have none).
 
-def project_refit(project: Project, learner: learners.Learner) -> RefitResult:
-    """:func:`learners.refit.refit` on the project's applied primary labels of queried items, in
-    applied order (the newest :data:`REFIT_MAX_LABELS`), each weighted by 1/q of its item's
-    logged query probability; the online side of the check is a fresh learner of the project's
-    configuration (:meth:`.models.Project.new_learner`, its cold start included). Labels of items
-    the learner did not query (audits, honeypots) or whose vector was dropped are left out:
-    they have no query probability to weight them by."""
-    labels = list(Label.objects.filter(project=project, primary=True, applied_version__isnull=False,
-                                       item__queried=True, item__query_prob__gt=0,
-                                       item__vector__isnull=False)
-                  .order_by("-applied_version").values_list("value", "item__vector", "item__query_prob")
-                  [:REFIT_MAX_LABELS])[::-1]
-    n = learner.n_features
-    rows = [decode(vector, n) for _, vector, _ in labels]
-    X = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, n))
-    codes = np.array([learner.class_code(project.parse_class(value)) for value, _, _ in labels],
-                     dtype=np.int64)
-    qs = np.array([q for _, _, q in labels], dtype=float)
-    return refit(lambda: project.new_learner(n), X, codes, qs, seed=project.rng_seed)
+    The record: ``source`` (``"refit job"`` or ``"export request"``), ``labels`` (fitted),
+    ``model_version``, ``all_labels`` (whether every usable label was fitted), and for a job its
+    ``run`` id and ``fitted_at`` (ISO 8601), for the request the ``cap`` and ``why``.
+    """
+    stored = refit_runs.current_run(project, state)
+    if stored is not None:
+        return refit_runs.stored_result(stored), {
+            "source": "refit job", "run": stored.pk, "labels": stored.labels, "all_labels": True,
+            "model_version": stored.model_version, "fitted_at": _iso(stored.finished)}
+    cap = settings.REFIT_REQUEST_MAX_LABELS
+    labelled = refit_runs.read_labels(project, learner, state.version, newest=cap)
+    n = labelled.X.shape[0]
+    return refit_runs.fit(project, learner, labelled), {
+        "source": "export request", "labels": n, "model_version": state.version, "cap": cap,
+        "all_labels": n < cap or refit_runs.count_labels(project, state.version) == n,
+        "why": f"no refit job result is current at model version {state.version}: fitted in the export "
+               f"request on the newest {cap:,} labels at most (the console's \"Refit on all labels\" "
+               "fits on every label)"}
 
 
 def _current(project: Project) -> tuple[learners.Learner, dict[str, Any], RefitResult]:
-    """The committed learner, its card and the batch refit of its labels (no lock: export never
-    blocks labelling)."""
+    """The committed learner, its card (with its ``refit`` record, :func:`project_refit`) and the
+    batch refit (no lock: export never blocks labelling)."""
     state = LearnerState.objects.get(project=project)
     learner = stored_learner(state)
-    return learner, model_card(project, state, learner), project_refit(project, learner)
+    result, source = project_refit(project, state, learner)
+    return learner, {**model_card(project, state, learner), "refit": source}, result
 
 
 def export_model(project: Project, path: str | Path) -> dict[str, Any]:

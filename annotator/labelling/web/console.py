@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -27,17 +28,19 @@ from django.views.decorators.http import require_GET
 import learners
 from annotator.labelling.api.schema import CONTENT_KEY
 from annotator.labelling.engine import label_budget
-from annotator.labelling.engine.learner_state import stored_learner
 from annotator.labelling.models import LearnerState, Membership, Project
 from annotator.labelling.projects.access import project_for
 from annotator.labelling.projects.creation import create_project
-from annotator.labelling.projects.settings_changes import change_settings, record
-from annotator.labelling.reporting.export import project_refit
+from annotator.labelling.projects.settings_changes import (
+    change_class_descriptions,
+    change_settings,
+    record,
+)
+from annotator.labelling.reporting import refit_runs
 from annotator.labelling.reporting.learner_evidence import below_baseline, learner_rows
 from annotator.labelling.reporting.summary import console_summary
 from annotator.labelling.worker import send
 from learners.features import measured_speed
-from learners.model_file import model_record
 
 from .forms import (
     DEFAULT_ALGORITHM,
@@ -71,10 +74,7 @@ def _save_settings(request: AppRequest, project: Project, form: Any) -> str:
 
 
 def _save_descriptions(request: AppRequest, project: Project, form: Any) -> str:
-    changed = change_settings(project, request.user,
-                              class_descriptions=form.cleaned_data["class_descriptions"])
-    if changed:  # the learner restarts from the new descriptions, taught the labels again
-        LearnerState.objects.filter(project=project).update(needs_rebuild=True)
+    changed = change_class_descriptions(project, request.user, form.cleaned_data["class_descriptions"])
     return _saved("Class descriptions", changed) + (
         " The learner is rebuilt from them and the labels so far." if changed else "")
 
@@ -104,30 +104,50 @@ ACTIONS: dict[str, tuple[str, Callable[..., Any], Callable[[AppRequest, Project,
 }
 
 
-def refit_message(project: Project) -> str:
-    """Run the export's batch refit and check now (:func:`.export.project_refit`) and say what an
-    export would hold."""
+def _start_refit(request: AppRequest, project: Project) -> HttpResponse:
+    """Start the refit job on every label (:func:`.refit_runs.start`), or say that one waits or
+    runs already (a double click starts one); back to the console, whose panel follows it."""
+    job, created = refit_runs.start(project, request.user)
+    if created:
+        send.run_refit(job.pk)
+        messages.info(request, "Refit on all labels started: a worker fits the batch refit on every label "
+                               "and checks it against the online learner; the result appears below.")
+    else:
+        messages.info(request, f"A refit on all labels is {job.shown_status} already (started "
+                               f"{job.created:%Y-%m-%d %H:%M:%S}): no second one was started.")
+    return redirect("console", pk=project.pk)
+
+
+def refit_panel(project: Project) -> dict[str, Any]:
+    """What the console's refit panel shows: the project's newest refit job (``job``, None before
+    the first), whether the export uses it (``current``: it is current,
+    :func:`.refit_runs.current_run`), the model version now (``version``) and the labels an
+    export without a current refit fits on in its request (``cap``)."""
+    job = project.refit_runs.first()
     state = LearnerState.objects.get(project=project)
-    result = project_refit(project, stored_learner(state))
-    record = model_record(result)
-    check = result.check
-    if result.model is None:
-        return f"Refit check: {record['why']}."
-    return (f"Refit check on {check['labels']} labels ({check['method']}): online learner "
-            f"{check['online_accuracy']:.3f}, batch refit {check['refit_accuracy']:.3f}. An export now "
-            f"predicts with the {record['used']} model.")
+    current = refit_runs.current_run(project, state)
+    return {"job": job, "current": job is not None and current is not None and current.pk == job.pk,
+            "version": state.version, "cap": settings.REFIT_REQUEST_MAX_LABELS}
+
+
+@login_required
+@require_GET
+def console_refit(request: AppRequest, pk: int) -> HttpResponse:
+    """htmx partial: the refit panel (:func:`refit_panel`), polled every second while its job
+    waits or runs."""
+    project = project_for(request.user, pk, admin=True)
+    return render(request, "labelling/_refit_run.html", {"project": project, **refit_panel(project)})
 
 
 @login_required
 def console(request: AppRequest, pk: int) -> HttpResponse:
     """The console page; POST ``action`` = learner | settings | descriptions | assign | unassign
-    (400 with the errors at their fields, else a redirect with a confirmation) or refit (the
-    export's batch refit and its check, run now, reported as a message)."""
+    (400 with the errors at their fields, else a redirect with a confirmation) or refit (start
+    the refit job on every label, :func:`_start_refit`)."""
     project = project_for(request.user, pk, admin=True)
     bound: dict[str, Any] = {}
     if request.method == "POST" and request.POST.get("action") == "refit":
-        messages.info(request, refit_message(project))
-        return redirect("console", pk=project.pk)
+        return _start_refit(request, project)
     if request.method == "POST":
         action = ACTIONS.get(request.POST.get("action", ""))
         if action is None:
@@ -204,6 +224,7 @@ def _context(request: AppRequest, project: Project) -> dict[str, Any]:
         "curl": curl_example(project, api_url),
         "summary": console_summary(project),
         "budget_promise": label_budget.promise(project),
+        "refit": refit_panel(project),
     }
 
 

@@ -355,8 +355,7 @@ class ClassDescriptionsForm(AppForm):
         self.fields["class_descriptions"] = descriptions_field(descriptions_text(project.class_descriptions))
 
     def clean_class_descriptions(self) -> dict[str, str]:
-        if self.project.item_kind != Project.Kind.TEXT:
-            raise forms.ValidationError("class descriptions are for text projects only")
+        # a project that is not of text: refused on saving (settings_changes.change_class_descriptions)
         return parse_descriptions(self.cleaned_data["class_descriptions"], self.project.classes)
 
 

@@ -36,6 +36,7 @@ COMPUTE_COST_VIEW = _PREFIX + "compute_cost_view"
 SWEEP = _PREFIX + "sweep"
 HEARTBEAT = _PREFIX + "heartbeat"
 RUN_PLANNER = _PREFIX + "run_planner"
+RUN_REFIT = _PREFIX + "run_refit"
 DELIVER_WEBHOOKS = _PREFIX + "deliver_webhooks"
 
 
@@ -109,6 +110,11 @@ def cost_view_stale(project_id: int) -> None:
 def run_planner(run_id: int) -> None:
     """A delta-planner run (:class:`.models.PlannerRun`) was created: replay its candidates."""
     after_commit(RUN_PLANNER, run_id)
+
+
+def run_refit(run_id: int) -> None:
+    """A refit job (:class:`.models.RefitRun`) was created: fit it on every label."""
+    after_commit(RUN_REFIT, run_id)
 
 
 def webhooks_due(project_id: int, after: float | None = None) -> None:

@@ -22,11 +22,12 @@ from annotator.labelling.models import (
     Label,
     PlannerRun,
     Project,
+    RefitRun,
     WorkerHeartbeat,
     pending_exists,
 )
 from annotator.labelling.projects import retention
-from annotator.labelling.reporting import cost_view, planner, stop_rule
+from annotator.labelling.reporting import cost_view, planner, refit_runs, stop_rule
 from annotator.labelling.teams import suspects
 from annotator.labelling.webhooks import delivery, events, outbox
 
@@ -118,8 +119,8 @@ def sweep() -> None:
     """Periodic safety net: run the pipeline for every project that has work waiting.
 
     Catches labels whose ``apply_labels`` message was never sent (broker down at the time)
-    or lost with a killed worker, queues that ran dry while nobody asked, and imports and
-    planner runs whose worker died or whose message was lost (:func:`.jobs.restart_stale`).
+    or lost with a killed worker, queues that ran dry while nobody asked, and imports,
+    planner runs and refit jobs whose worker died or whose message was lost (:func:`.jobs.restart_stale`).
     Also drops the content of items past their project's retention window (:mod:`.retention`)
     and re-checks the stop rule of the projects that use it (:func:`.stop_rule.refresh`: an audit
     decided since may have contradicted the target) and sends the labels above their project's
@@ -137,6 +138,8 @@ def sweep() -> None:
         send.import_upload(job_id)
     for run_id in jobs.restart_stale(PlannerRun):
         send.run_planner(run_id)
+    for run_id in jobs.restart_stale(RefitRun):
+        send.run_refit(run_id)
     for project_id in outbox.projects_due():
         send.webhooks_due(project_id)
 
@@ -157,3 +160,10 @@ def heartbeat(self: Any) -> None:
 def run_planner(run_id: int) -> None:
     """Replay the candidates of a delta-planner run (progress saved as it goes)."""
     planner.run(run_id)
+
+
+@shared_task(name=send.RUN_REFIT)
+def run_refit(run_id: int) -> None:
+    """Fit a refit job's batch refit on every label of its project and store it
+    (:func:`.refit_runs.run`; progress saved as it goes)."""
+    refit_runs.run(run_id)
