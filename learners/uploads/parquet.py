@@ -26,8 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from .input_rules import text_problem
-from .records import IngestError, Record, Target, checked_filename, gold_of
+from .records import IngestError, Record, Target, checked_filename, gold_of, record_text
 
 #: rows decoded at a time
 BATCH_ROWS = 2000
@@ -63,15 +62,6 @@ def _columns(target: Target, names: list[str]) -> tuple[str, str | None, str | N
     gold = next((lower[k] for k in GOLD_COLUMNS if k in lower), None)
     filename = lower.get(FILENAME_COLUMN) if target.item_kind == "image" else None
     return content, gold, filename
-
-
-def _text(value: Any, column: str, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise IngestError(f"{where}: {column!r} must be a non-empty string")
-    problem = text_problem(value)
-    if problem:
-        raise IngestError(f"{where}: {column!r} {problem}")
-    return value
 
 
 def _image(value: Any, name: Any, column: str, where: str) -> tuple[bytes, str]:
@@ -122,6 +112,6 @@ def iter_parquet(target: Target, fh: BinaryIO) -> Iterator[Record]:
                 elif target.item_kind == "vectors":
                     yield Record(where, _vector(value, content, where), gold_of(target, label, where))
                 else:
-                    yield Record(where, _text(value, content, where), gold_of(target, label, where))
+                    yield Record(where, record_text(value, content, where), gold_of(target, label, where))
     except (pa.ArrowException, OSError) as exc:
         raise IngestError(f"row {number + 1}: the Parquet file cannot be read ({exc})") from None

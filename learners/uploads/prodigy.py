@@ -43,8 +43,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .input_rules import text_problem
-from .records import IngestError, Record, Target, checked_filename, gold_of
+from .records import IngestError, Record, Target, checked_filename, gold_of, record_text
 
 #: keys that make a JSONL line a Prodigy task
 PRODIGY_KEYS = ("answer", "accept", "options", "_input_hash", "_task_hash", "image")
@@ -83,13 +82,7 @@ def _content(target: Target, row: Mapping[str, Any], where: str) -> str:
     key = next((k for k in keys if k in row), None)
     if key is None:
         raise IngestError(f"{where}: the Prodigy task has no {' or '.join(repr(k) for k in keys)}")
-    content = row[key]
-    if not isinstance(content, str) or not content.strip():
-        raise IngestError(f"{where}: {key!r} must be a non-empty string")
-    problem = text_problem(content)
-    if problem:
-        raise IngestError(f"{where}: {key!r} {problem}")
-    return content
+    return record_text(row[key], key, where)
 
 
 def _chosen(target: Target, row: Mapping[str, Any], where: str) -> Any:

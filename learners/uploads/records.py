@@ -94,3 +94,14 @@ def checked_filename(value: Any, where: str) -> str:
     if problem:
         raise IngestError(f"{where}: the file name {problem}")
     return value
+
+
+def record_text(value: Any, key: str, where: str) -> str:
+    """``value`` (a text or URL under the field or column ``key``) when it is a non-empty string
+    that can be stored as text; IngestError naming ``where`` and ``key`` otherwise."""
+    if not isinstance(value, str) or not value.strip():
+        raise IngestError(f"{where}: {key!r} must be a non-empty string")
+    problem = text_problem(value)
+    if problem:
+        raise IngestError(f"{where}: {key!r} {problem}")
+    return value

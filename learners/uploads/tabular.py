@@ -22,10 +22,10 @@ import itertools
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from .input_rules import parse_json, text_problem
+from .input_rules import parse_json
 from .lines import text_lines
 from .prodigy import is_prodigy, prodigy_record
-from .records import IngestError, Record, Target, gold_of
+from .records import IngestError, Record, Target, gold_of, record_text
 
 GOLD_KEYS = ("label", "gold")
 #: the cell separators a CSV upload may use (tab-separated files are common exports of spreadsheets)
@@ -48,12 +48,7 @@ def row_record(target: Target, row: dict[str, Any], where: str) -> Record:
     key = next((k for k in keys if k in row), None)
     if key is None:
         raise IngestError(f"{where}: no {' or '.join(repr(k) for k in keys)} field")
-    content = row[key]
-    if not isinstance(content, str) or not content.strip():
-        raise IngestError(f"{where}: {key!r} must be a non-empty string")
-    problem = text_problem(content)
-    if problem:
-        raise IngestError(f"{where}: {key!r} {problem}")
+    content = record_text(row[key], key, where)
     gold_key = next((k for k in GOLD_KEYS if k in row), None)
     gold = gold_of(target, row[gold_key], where) if gold_key else None
     return Record(where, content, gold)
