@@ -276,7 +276,8 @@ def test_every_decided_row_has_calibrated_class_probabilities(fmt, tmp_path):
         p, spread = r["probability"], r["probabilities"]
         assert 0 <= p <= 1 and list(spread) == keys
         assert sum(spread.values()) == pytest.approx(1)
-        assert spread[str(json.loads(r["prediction"]) if fmt != "jsonl" else r["prediction"])] == pytest.approx(p)
+        prediction = r["prediction"] if fmt == "jsonl" else json.loads(r["prediction"])
+        assert spread[str(prediction)] == pytest.approx(p)
     assert len({round(r["probability"], 9) for r in decided}) > 10  # it follows the score
     assert all(r["probability"] is None and r["probabilities"] is None for r in rows if r["score"] is None)
     assert sum(r["score"] is None for r in rows) >= 3
@@ -324,8 +325,9 @@ def test_the_calibration_weights_each_drawn_label_by_one_over_q_and_needs_enough
     teach(project, member(project, "ann"))
     # |score| 0.5: 6 right with q = 1, 6 wrong with q = 0.5 -> 6 / (6 + 12) = 1/3 right;
     # |score| 2: 9 right with q = 0.25, 3 wrong with q = 1 -> 36 / (36 + 3) = 12/13 right
-    cases = [(0.5, True, 1.0)] * 6 + [(-0.5, False, 0.5)] * 6 + [(2.0, True, 0.25)] * 9 + [(-2.0, False, 1.0)] * 3
-    ids = _set_decisions(project, cases + [(2.0, True, 0.01)])
+    cases = ([(0.5, True, 1.0)] * 6 + [(-0.5, False, 0.5)] * 6
+             + [(2.0, True, 0.25)] * 9 + [(-2.0, False, 1.0)] * 3)
+    ids = _set_decisions(project, [*cases, (2.0, True, 0.01)])
     # the 25th: an admin's relabel makes the prediction wrong; counted with weight 100, it would
     # pull the probability at |score| 2 far down
     last = Label.objects.get(item_id=ids.pop(), primary=True)
@@ -341,7 +343,8 @@ def test_the_calibration_weights_each_drawn_label_by_one_over_q_and_needs_enough
     # every prediction right: nothing to fit, every probability null
     for label in Label.objects.filter(project=project, primary=True, drawn=True):
         Item.objects.filter(pk=label.item_id).update(prediction=label.value)
-    assert all(r["probability"] is None and r["probabilities"] is None for r in _export(project, "jsonl", tmp_path))
+    rows = {r["id"]: r for r in _export(project, "jsonl", tmp_path)}
+    assert all(r["probability"] is None and r["probabilities"] is None for r in rows.values())
 
 
 def test_fewer_than_twenty_labels_give_no_probabilities(tmp_path):

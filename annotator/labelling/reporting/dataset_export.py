@@ -31,7 +31,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -52,8 +52,8 @@ PAGE = 2000
 PROVENANCES = ("human", "model", "audited", "honeypot", "waiting", "pending")
 FORMATS = ("csv", "jsonl", "parquet")
 FIELDS = ("id", "seq", "item", "label", "provenance", "labelled_at", "annotator", "method", "drawn",
-          "opinions", "reviewer", "prediction", "score", "probability", "probabilities", "query_prob", "queried", "model_version",
-          "decided_at", "gold", "status")
+          "opinions", "reviewer", "prediction", "score", "probability", "probabilities", "query_prob",
+          "queried", "model_version", "decided_at", "gold", "status")
 #: the query keys :func:`parse_filters` takes (anything else is refused)
 FILTER_KEYS = ("provenance", "class", "min_confidence", "max_confidence", "min_probability",
                "max_probability", "since", "until")
@@ -286,21 +286,21 @@ class Calibration:
     labels: int
     classes: tuple[Any, ...]
 
-    def page(self, items: list[Mapping[str, Any]]) -> dict[int, tuple[float, dict[str, float] | None]]:
+    def page(self, items: Sequence[Mapping[str, Any]]) -> dict[int, tuple[float, dict[str, float] | None]]:
         """For the decided ones of ``items`` (rows of :data:`ITEM_COLUMNS`): ``{id: (probability,
-        {str(class): p} or None when the prediction is no longer one of the classes)}``; empty
-        without a fit. One numpy pass per page."""
+        {str(class): p} over the classes, or None when the prediction is no longer one of them)}``;
+        empty without a fit. One numpy pass per page."""
         decided = [r for r in items if r["score"] is not None and r["prediction"] is not None]
         if self.fit is None or not decided:
             return {}
         code = {repr(c): j for j, c in enumerate(self.classes)}
-        top = top_probability(self.fit, [r["score"] for r in decided])
+        top = top_probability(self.fit, np.array([r["score"] for r in decided], dtype=float))
         known = [j for j, r in enumerate(decided) if repr(r["prediction"]) in code]
-        spreads = spread([code[repr(decided[j]["prediction"])] for j in known], top[known], len(self.classes))
+        pred = np.array([code[repr(decided[j]["prediction"])] for j in known], dtype=np.int64)
         keys = [str(c) for c in self.classes]
-        mapping = {j: dict(zip(keys, (float(p) for p in ps), strict=True)) for j, ps in zip(known, spreads,
-                                                                                              strict=True)}
-        return {r["id"]: (float(top[j]), mapping.get(j)) for j, r in enumerate(decided)}
+        spreads = {j: dict(zip(keys, map(float, ps), strict=True))
+                   for j, ps in zip(known, spread(pred, top[known], len(keys)), strict=True)}
+        return {r["id"]: (float(top[j]), spreads.get(j)) for j, r in enumerate(decided)}
 
 
 def calibration(project: Project) -> Calibration:
@@ -402,14 +402,14 @@ def _parquet_schema() -> Any:
     import pyarrow as pa
 
     text, number, integer = pa.string(), pa.float64(), pa.int64()
-    types = {"id": integer, "seq": integer, "score": number, "probability": number, "query_prob": number, "queried": pa.bool_(),
-             "model_version": integer, "drawn": pa.bool_(), "labelled_at": pa.timestamp("us", tz="UTC"),
-             "decided_at": pa.timestamp("us", tz="UTC")}
+    types = {"id": integer, "seq": integer, "score": number, "probability": number, "query_prob": number,
+             "queried": pa.bool_(), "model_version": integer, "drawn": pa.bool_(),
+             "labelled_at": pa.timestamp("us", tz="UTC"), "decided_at": pa.timestamp("us", tz="UTC")}
     return pa.schema([(f, types.get(f, text)) for f in FIELDS])
 
 
-#: text columns holding a class value, a list or a mapping: JSON in Parquet (module docstring); ``item`` is
-#: JSON only for vectors (a text, URL or file name stays plain text)
+#: text columns holding a class value, a list or a mapping: JSON in Parquet (module docstring);
+#: ``item`` is JSON only for vectors (a text, URL or file name stays plain text)
 JSON_COLUMNS = ("label", "prediction", "gold", "opinions", "probabilities")
 
 
