@@ -280,10 +280,10 @@ MIN_CALIBRATION_LABELS = 20
 class Calibration:
     """P(the model's prediction is right | ``|score|``) for one export (docs/dataset.md, "Class
     probabilities"): ``fit``, the ``(a, b)`` of :func:`learners.label_errors.platt_fit` (None:
-    too few labels); ``labels``: how many it was fitted on; ``classes``: the project's classes."""
+    fewer than :data:`MIN_CALIBRATION_LABELS` labels, or only right or only wrong predictions
+    among them); ``classes``: the project's classes."""
 
     fit: tuple[float, float] | None
-    labels: int
     classes: tuple[Any, ...]
 
     def page(self, items: Sequence[Mapping[str, Any]]) -> dict[int, tuple[float, dict[str, float] | None]]:
@@ -315,10 +315,10 @@ def calibration(project: Project) -> Calibration:
     agree = np.array([value == prediction for value, prediction, _, _ in rows], dtype=bool)
     classes = tuple(project.classes)
     if len(rows) < MIN_CALIBRATION_LABELS or agree.all() or not agree.any():
-        return Calibration(None, len(rows), classes)
+        return Calibration(None, classes)
     score = np.abs(np.array([r[2] for r in rows], dtype=float))
     weight = 1.0 / np.array([r[3] for r in rows], dtype=float)
-    return Calibration(platt_fit(score, agree, weight), len(rows), classes)
+    return Calibration(platt_fit(score, agree, weight), classes)
 
 
 def dataset_rows(project: Project, filters: Filters | None = None) -> Iterator[dict[str, Any]]:
