@@ -31,10 +31,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.db.models import Case, Exists, OuterRef, Q, Value, When
@@ -308,17 +309,21 @@ def calibration(project: Project) -> Calibration:
     drawn by the query rule (an admin's relabel is not: docs/dataset.md) of queried items with a
     positive ``q`` and a logged score, each weighted by ``1/q`` (the sample of the importance-weighted
     estimates, docs/estimates.md). Each score was logged before its label was learnt: the fit is
-    out of sample."""
-    rows = list(Label.objects.filter(project=project, primary=True, drawn=True, undone_at__isnull=True,
-                                     item__queried=True, item__query_prob__gt=0, item__score__isnull=False)
-                .values_list("value", "item__prediction", "item__score", "item__query_prob"))
-    agree = np.array([value == prediction for value, prediction, _, _ in rows], dtype=bool)
+    out of sample. The labels are read in chunks into three typed arrays (17 bytes a label)."""
+    labels = Label.objects.filter(project=project, primary=True, drawn=True, undone_at__isnull=True,
+                                  item__queried=True, item__query_prob__gt=0, item__score__isnull=False)
+    right, score, q = array("b"), array("d"), array("d")
+    rows = cast(Iterator[tuple[Any, Any, float, float]], labels.values_list(  # not null: filtered above
+        "value", "item__prediction", "item__score", "item__query_prob").iterator(chunk_size=PAGE))
+    for value, prediction, s, prob in rows:
+        right.append(value == prediction)
+        score.append(abs(s))
+        q.append(prob)
+    agree = np.frombuffer(right, dtype=np.int8).astype(bool)
     classes = tuple(project.classes)
-    if len(rows) < MIN_CALIBRATION_LABELS or agree.all() or not agree.any():
+    if len(agree) < MIN_CALIBRATION_LABELS or agree.all() or not agree.any():
         return Calibration(None, classes)
-    score = np.abs(np.array([r[2] for r in rows], dtype=float))
-    weight = 1.0 / np.array([r[3] for r in rows], dtype=float)
-    return Calibration(platt_fit(score, agree, weight), classes)
+    return Calibration(platt_fit(np.frombuffer(score), agree, 1.0 / np.frombuffer(q)), classes)
 
 
 def dataset_rows(project: Project, filters: Filters | None = None) -> Iterator[dict[str, Any]]:
