@@ -9,9 +9,11 @@ import pytest
 from learners.label_errors import (
     calibrated_probabilities,
     platt_fit,
+    spread,
     suspicion,
     symmetric_confusion,
     top_fraction,
+    top_probability,
 )
 
 
@@ -24,6 +26,39 @@ def test_platt_scaling_recovers_a_logistic_link():
     assert platt_fit(np.ones(5), np.array([1, 1, 0, 1, 1], bool))[0] == 0.0  # constant confidence
 
 
+def test_the_weighted_fit_is_the_hand_computed_one_and_equal_weights_change_nothing():
+    # two confidences: the fit is saturated, so each one's fitted probability is its weighted
+    # agreement rate: 1 / (1 + 3) at confidence 0, 4 / (4 + 1) at confidence 1
+    conf, agree = np.array([0.0, 0.0, 1.0, 1.0]), np.array([True, False, True, False])
+    a, b = platt_fit(conf, agree, np.array([1.0, 3.0, 4.0, 1.0]), ridge=0.0)
+    assert b == pytest.approx(np.log(0.25 / 0.75), abs=1e-9)
+    assert a + b == pytest.approx(np.log(0.8 / 0.2), abs=1e-9)
+    rng = np.random.default_rng(2)
+    x, y = rng.uniform(0, 3, 50), rng.random(50) < 0.7
+    assert platt_fit(x, y, np.full(50, 7.0)) == pytest.approx(platt_fit(x, y), abs=1e-12)
+
+
+def test_weights_of_one_over_q_recover_the_streams_calibration_from_a_biased_sample():
+    """The stream's P(correct | s) is sigmoid(1.5 s - 1); the query rule asks items of a hidden
+    group (more often right, at equal score) with q = 0.05 and the others with q = 0.5, so the
+    labelled sample is more often wrong than the stream at every score. Weighting by 1/q recovers
+    the stream's link; the unweighted fit does not."""
+    rng = np.random.default_rng(0)
+    n = 40_000
+    s = rng.uniform(0, 4, n)
+    correct = rng.random(n) < 1 / (1 + np.exp(-(1.5 * s - 1.0)))
+    hidden = rng.random(n) < np.where(correct, 0.7, 0.2)
+    q = np.where(hidden, 0.05, 0.5)
+    asked = rng.random(n) < q
+    a, b = platt_fit(s[asked], correct[asked], 1 / q[asked])
+    assert a == pytest.approx(1.5, abs=0.15) and b == pytest.approx(-1.0, abs=0.25)
+    grid = np.linspace(0, 4, 41)
+    truth = 1 / (1 + np.exp(-(1.5 * grid - 1.0)))
+    assert np.abs(top_probability((a, b), grid) - truth).max() < 0.05
+    unweighted = platt_fit(s[asked], correct[asked])
+    assert np.abs(top_probability(unweighted, grid) - truth).max() > 0.1  # the bias the weights remove
+
+
 def test_probabilities_put_the_calibrated_mass_on_the_prediction():
     pred, score, given = np.array([0, 2, 1, 1]), np.array([3.0, 0.1, 2.0, 0.5]), np.array([0, 1, 1, 0])
     p = calibrated_probabilities(pred, score, given, 3)
@@ -32,6 +67,8 @@ def test_probabilities_put_the_calibrated_mass_on_the_prediction():
         others = np.delete(p[i], pred[i])
         assert np.allclose(others, others[0])
     assert p[0, 0] > p[3, 1]  # a larger score, a surer prediction
+    binary = spread(np.array([1, 0]), np.array([0.9, 0.6]), 2)
+    assert np.allclose(binary, [[0.1, 0.9], [0.6, 0.4]])
 
 
 def test_with_a_symmetric_confusion_the_ranking_is_the_models_probability_of_the_given_label():

@@ -20,7 +20,7 @@ from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.annotation.relabel import relabel
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import import_records
-from annotator.labelling.models import Honeypot, Item, Membership, Review
+from annotator.labelling.models import Honeypot, Item, Label, Membership, Review
 from annotator.labelling.projects.demo import digit_records
 from annotator.labelling.teams.reviews import decide, request_review
 from tests.support.app import digits_project, member, teach
@@ -170,6 +170,7 @@ def test_filters_by_provenance_class_confidence_and_time():
     ({"provenance": "robot"}, "unknown provenance 'robot'"),
     ({"class": "11"}, "is not one of the classes"),
     ({"min_confidence": "high"}, "min_confidence must be a number"),
+    ({"max_probability": "1.5"}, "max_probability must be 1 or less"),
     ({"since": "yesterday"}, "since must be an ISO 8601 time"),
     ({"format": "xlsx"}, "unknown format 'xlsx'"),
 ])
@@ -230,3 +231,126 @@ def test_vector_items_are_their_pairs_in_every_format(tmp_path):
     path = tmp_path / "v.parquet"
     call_command("export_dataset", str(project.pk), str(path), stdout=io.StringIO())
     assert [json.loads(v) for v in pq.read_table(path).column("item").to_pylist()] == pairs
+
+
+def _export(project: Any, fmt: str, tmp_path: Any) -> list[dict[str, Any]]:
+    """The dataset rows of ``project`` in ``fmt``, with ``probability`` a float or None and
+    ``probabilities`` a dict or None, read back: CSV through the console, JSONL through the API,
+    Parquet through the command."""
+    import pyarrow.parquet as pq
+
+    if fmt == "csv":
+        admin = Client()
+        admin.force_login(member(project, "boss", Membership.Role.ADMIN))
+        text = b"".join(admin.get(f"/projects/{project.pk}/export/dataset.csv").streaming_content).decode()
+        return [{**r, "score": float(r["score"]) if r["score"] else None,
+                 "probability": float(r["probability"]) if r["probability"] else None,
+                 "probabilities": json.loads(r["probabilities"]) if r["probabilities"] else None}
+                for r in csv.DictReader(io.StringIO(text))]
+    if fmt == "jsonl":
+        api = Client(HTTP_AUTHORIZATION=f"Token {project.api_token}")
+        lines = b"".join(api.get(f"/api/projects/{project.pk}/dataset").streaming_content).decode()
+        return [json.loads(line) for line in lines.splitlines()]
+    path = tmp_path / "p.parquet"
+    call_command("export_dataset", str(project.pk), str(path), stdout=io.StringIO())
+    return [{**r, "probabilities": json.loads(r["probabilities"]) if r["probabilities"] else None}
+            for r in pq.read_table(path).to_pylist()]
+
+
+def _taught_digits() -> Any:
+    """120 digits taught until 30 were decided alone (about 50 labels), and 3 never decided."""
+    project = digits_project(120, params={"delta": 0.3}, look_ahead=4)
+    teach(project, member(project, "ann"), until_auto=30)
+    import_records(project, digit_records(3, seed=9))
+    return project
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_every_decided_row_has_calibrated_class_probabilities(fmt, tmp_path):
+    project = _taught_digits()
+    rows = _export(project, fmt, tmp_path)
+    decided = [r for r in rows if r["score"] is not None]
+    assert len(decided) >= 80 and {r["provenance"] for r in decided} >= {"human", "model"}
+    keys = [str(c) for c in project.classes]
+    for r in decided:
+        p, spread = r["probability"], r["probabilities"]
+        assert 0 <= p <= 1 and list(spread) == keys
+        assert sum(spread.values()) == pytest.approx(1)
+        prediction = r["prediction"] if fmt == "jsonl" else json.loads(r["prediction"])
+        assert spread[str(prediction)] == pytest.approx(p)
+    assert len({round(r["probability"], 9) for r in decided}) > 10  # it follows the score
+    assert all(r["probability"] is None and r["probabilities"] is None for r in rows if r["score"] is None)
+    assert sum(r["score"] is None for r in rows) >= 3
+
+
+def test_filters_by_probability():
+    project = _taught_digits()
+    api = Client(HTTP_AUTHORIZATION=f"Token {project.api_token}")
+
+    def rows(**query: str) -> list[dict[str, Any]]:
+        response = api.get(f"/api/projects/{project.pk}/dataset", query)
+        assert response.status_code == 200, response.content
+        return [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+
+    everything = rows()
+    middle = sorted(r["probability"] for r in everything if r["probability"] is not None)[60]
+    sure, unsure = rows(min_probability=str(middle)), rows(max_probability=str(middle))
+    assert sure and all(r["probability"] >= middle for r in sure)
+    assert unsure and all(r["probability"] <= middle for r in unsure)
+    decided = sum(r["probability"] is not None for r in everything)
+    assert len(sure) + len(unsure) == decided + sum(r["probability"] == middle for r in everything)
+
+
+def _set_decisions(project: Any, cases: list[tuple[float, bool, float]]) -> list[int]:
+    """Give the project's labelled queried items, in ``seq`` order, the logged decisions ``cases``
+    (|score|, prediction right?, q): a right one predicts the label, a wrong one the other class.
+    Returns their item ids."""
+    labels = list(Label.objects.filter(project=project, primary=True, drawn=True, item__queried=True)
+                  .order_by("item__seq").values_list("item_id", "value"))
+    assert len(labels) >= len(cases)
+    for (pk, value), (score, right, q) in zip(labels, cases, strict=False):
+        wrong = next(c for c in project.classes if c != value)
+        Item.objects.filter(pk=pk).update(score=score, prediction=value if right else wrong, query_prob=q)
+    return [pk for pk, _ in labels[:len(cases)]]
+
+
+def test_the_calibration_weights_each_drawn_label_by_one_over_q_and_needs_enough_labels(tmp_path):
+    """Two scores only: the fit is saturated, so the probability at each score is the weighted share
+    of right predictions there (a hand computation); an admin's relabel (not drawn) is left out."""
+    from tests.support.app import text_project, vector_records
+
+    project = text_project(name="calibrated", item_kind="vectors", classes=[0, 1], params={"delta": 100.0},
+                           featurizer_config={"kind": "vectors", "n_features": 8})
+    import_records(project, vector_records([0, 1], 25))
+    teach(project, member(project, "ann"))
+    # |score| 0.5: 6 right with q = 1, 6 wrong with q = 0.5 -> 6 / (6 + 12) = 1/3 right;
+    # |score| 2: 9 right with q = 0.25, 3 wrong with q = 1 -> 36 / (36 + 3) = 12/13 right
+    cases = ([(0.5, True, 1.0)] * 6 + [(-0.5, False, 0.5)] * 6
+             + [(2.0, True, 0.25)] * 9 + [(-2.0, False, 1.0)] * 3)
+    ids = _set_decisions(project, [*cases, (2.0, True, 0.01)])
+    # the 25th: an admin's relabel makes the prediction wrong; counted with weight 100, it would
+    # pull the probability at |score| 2 far down
+    last = Label.objects.get(item_id=ids.pop(), primary=True)
+    relabel(project, last.item_id, 1 - last.value, member(project, "boss", Membership.Role.ADMIN))
+    rows = {r["id"]: r for r in _export(project, "jsonl", tmp_path)}
+    assert len(rows) == 25
+    for pk, (score, _, _) in zip(ids, cases, strict=True):
+        want = 1 / 3 if abs(score) == 0.5 else 12 / 13
+        row = rows[pk]
+        assert row["probability"] == pytest.approx(want, abs=0.01)
+        assert row["probabilities"] == pytest.approx({str(row["prediction"]): row["probability"],
+                                                      str(1 - row["prediction"]): 1 - row["probability"]})
+    # every prediction right: nothing to fit, every probability null
+    for label in Label.objects.filter(project=project, primary=True, drawn=True):
+        Item.objects.filter(pk=label.item_id).update(prediction=label.value)
+    rows = {r["id"]: r for r in _export(project, "jsonl", tmp_path)}
+    assert all(r["probability"] is None and r["probabilities"] is None for r in rows.values())
+
+
+def test_fewer_than_twenty_labels_give_no_probabilities(tmp_path):
+    project = digits_project(60, params={"delta": 0.3}, look_ahead=4)
+    teach(project, member(project, "ann"), until_auto=10)
+    assert 0 < Label.objects.filter(project=project, primary=True).count() < 20
+    rows = _export(project, "jsonl", tmp_path)
+    assert any(r["score"] is not None for r in rows)
+    assert all(r["probability"] is None and r["probabilities"] is None for r in rows)

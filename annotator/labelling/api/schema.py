@@ -75,7 +75,17 @@ DATASET_ROW = {
               "the query rule, left out of the importance-weighted estimates)"},
     "opinions": {"type": ["array", "null"], "description": "[annotator, class] of each standing opinion"},
     "reviewer": {"type": ["string", "null"]}, "prediction": CLASS_VALUE,
-    "score": {"type": ["number", "null"]}, "query_prob": {"type": ["number", "null"]},
+    "score": {"type": ["number", "null"]},
+    "probability": {"type": ["number", "null"], "minimum": 0, "maximum": 1,
+                    "description": "calibrated probability that the prediction is right (a Platt fit of "
+                    "|score| on the query-drawn labels weighted by 1/q); null: not decided, or too few "
+                    "labels to fit (docs/dataset.md)"},
+    "probabilities": {"type": ["object", "null"], "additionalProperties": {"type": "number"},
+                      "description": "{class as text: p}: the prediction gets probability, the other "
+                      "classes share the rest equally (the calibrated confidence spread, not the learner's "
+                      "own view of each class); JSON text in CSV and Parquet; null as probability, or when "
+                      "the prediction is no longer a class"},
+    "query_prob": {"type": ["number", "null"]},
     "queried": {"type": ["boolean", "null"]}, "model_version": {"type": ["integer", "null"]},
     "decided_at": WHEN, "gold": CLASS_VALUE, "status": {"type": "string"}}}
 REVIEW = {"type": "object", "required": ["review_id", "item_id", "seq", "reason", "sample_prob",

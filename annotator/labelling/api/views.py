@@ -21,9 +21,10 @@ project), or a logged-in member's session (handy for the dashboard).
   label of the project, undone ones too, in label order (:func:`.export.opinion_rows`), at most
   ``OPINIONS_PAGE`` per answer; ``next`` is the ``after`` of the next page (null on the last).
 * ``GET /api/projects/<id>/dataset?format=csv|jsonl|parquet&provenance=...&class=...
-  &min_confidence=...&max_confidence=...&since=...&until=...`` -> every item of the project with
-  its final label and provenance (:mod:`.dataset_export`, docs/dataset.md), streamed; token and
-  admins' sessions only; a bad filter or format: 400.
+  &min_confidence=...&max_confidence=...&min_probability=...&max_probability=...&since=...&until=...``
+  -> every item of the project with its final label, provenance and calibrated probabilities
+  (:mod:`.dataset_export`, docs/dataset.md), streamed; token and admins' sessions only; a bad
+  filter or format: 400.
 * ``GET /api/projects/<id>/labels?format=csv|jsonl|parquet|prodigy`` -> every label of the
   project with its item's content (:func:`.export.label_rows`; ``prodigy``: the standing labels
   as Prodigy tasks, :mod:`.label_formats`), streamed; token and admins' sessions only; a bad
@@ -346,6 +347,13 @@ DATASET_FILTERS = [
      "description": "least |score| (items not decided have none and are left out)"},
     {"name": "max_confidence", "in": "query", "required": False, "schema": {"type": "number", "minimum": 0},
      "description": "largest |score|"},
+    {"name": "min_probability", "in": "query", "required": False,
+     "schema": {"type": "number", "minimum": 0, "maximum": 1},
+     "description": "least calibrated probability that the prediction is right (rows without one are "
+                    "left out)"},
+    {"name": "max_probability", "in": "query", "required": False,
+     "schema": {"type": "number", "minimum": 0, "maximum": 1},
+     "description": "largest calibrated probability that the prediction is right"},
     {"name": "since", "in": "query", "required": False, "schema": {"type": "string", "format": "date-time"},
      "description": "final label set at or after this time (with its zone)"},
     {"name": "until", "in": "query", "required": False, "schema": {"type": "string", "format": "date-time"},

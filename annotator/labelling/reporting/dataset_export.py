@@ -10,8 +10,13 @@ filters on too; :func:`provenance` reads the label it names):
 * ``honeypot``: an item served as a honeypot: its known gold class;
 * ``audited``: an item the model decided alone that a reviewer audited: the reviewer's class;
 * ``model``: decided without a query: the model's prediction (``model_version``, ``score``,
-  ``query_prob``); class probabilities are not logged at decision time, so none are exported;
+  ``query_prob``);
 * ``waiting``: queried, no final label yet (in the queue, or disputed); ``pending``: not decided.
+
+Every decided item also gets ``probability``, the calibrated probability that its prediction is
+right, and ``probabilities``, that confidence spread over the classes (:class:`Calibration`: a
+Platt fit of the decision-time ``|score|`` on the project's query-drawn labels, each weighted by
+``1/q``, fitted once per export before the first row).
 
 Streamed: items are read a page of :data:`PAGE` at a time by keyset over ``(project, seq)``
 (the ``one_seq_per_project`` index), each page with one query per related table for its ids
@@ -26,17 +31,20 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
 from django.db.models import Case, Exists, OuterRef, Q, Value, When
 from django.db.models.functions import Abs
 from django.utils.dateparse import parse_datetime
 
 from annotator.labelling.models import Consensus, Honeypot, Item, Label, Project, Review
 from annotator.labelling.teams.consensus import RELABEL
+from learners.label_errors import platt_fit, spread, top_probability
 
 from .export import spreadsheet_safe
 
@@ -45,10 +53,11 @@ PAGE = 2000
 PROVENANCES = ("human", "model", "audited", "honeypot", "waiting", "pending")
 FORMATS = ("csv", "jsonl", "parquet")
 FIELDS = ("id", "seq", "item", "label", "provenance", "labelled_at", "annotator", "method", "drawn",
-          "opinions", "reviewer", "prediction", "score", "query_prob", "queried", "model_version",
-          "decided_at", "gold", "status")
+          "opinions", "reviewer", "prediction", "score", "probability", "probabilities", "query_prob",
+          "queried", "model_version", "decided_at", "gold", "status")
 #: the query keys :func:`parse_filters` takes (anything else is refused)
-FILTER_KEYS = ("provenance", "class", "min_confidence", "max_confidence", "since", "until")
+FILTER_KEYS = ("provenance", "class", "min_confidence", "max_confidence", "min_probability",
+               "max_probability", "since", "until")
 #: keys a caller may send beside the filters (the format)
 OTHER_KEYS = ("format",)
 
@@ -57,13 +66,17 @@ OTHER_KEYS = ("format",)
 class Filters:
     """What rows to export. ``provenance``: allowed provenances (empty: all); ``classes``: allowed
     final labels (empty: all); ``min_confidence`` / ``max_confidence``: bounds on ``|score|``
-    (items not decided have none and are left out by either); ``since`` / ``until``: bounds on
-    ``labelled_at`` (when the final label was set; items without one are left out by either)."""
+    (items not decided have none and are left out by either); ``min_probability`` /
+    ``max_probability``: bounds on the calibrated ``probability`` (items without one are left out
+    by either); ``since`` / ``until``: bounds on ``labelled_at`` (when the final label was set;
+    items without one are left out by either)."""
 
     provenance: set[str] = field(default_factory=set)
     classes: list[Any] = field(default_factory=list)
     min_confidence: float | None = None
     max_confidence: float | None = None
+    min_probability: float | None = None
+    max_probability: float | None = None
     since: datetime | None = None
     until: datetime | None = None
 
@@ -71,10 +84,8 @@ class Filters:
         """Whether the finished ``row`` passes the filters decided in Python."""
         if self.classes and (row["label"] is None or not any(row["label"] == c for c in self.classes)):
             return False
-        at = row["labelled_at"]
-        if self.since is not None and (at is None or at < self.since):
-            return False
-        return not (self.until is not None and (at is None or at > self.until))
+        return (_within(row["probability"], self.min_probability, self.max_probability)
+                and _within(row["labelled_at"], self.since, self.until))
 
     def item_q(self) -> Q:
         """The filters decided by the database, on the item rows."""
@@ -86,6 +97,14 @@ class Filters:
         return q
 
 
+def _within(value: Any, low: Any, high: Any) -> bool:
+    """Whether ``value`` lies in ``[low, high]`` (a None bound: open); a None ``value`` passes only
+    when both bounds are None."""
+    if low is None and high is None:
+        return True
+    return value is not None and (low is None or value >= low) and (high is None or value <= high)
+
+
 def _number(key: str, text: str) -> float:
     try:
         value = float(text)
@@ -93,6 +112,8 @@ def _number(key: str, text: str) -> float:
         raise ValueError(f"{key} must be a number, not {text!r}") from None
     if not value >= 0:
         raise ValueError(f"{key} must be 0 or more")
+    if key.endswith("_probability") and value > 1:
+        raise ValueError(f"{key} must be 1 or less")
     return value
 
 
@@ -126,7 +147,7 @@ def parse_filters(project: Project, query: Mapping[str, str], extra: Iterable[st
                 raise ValueError(f"unknown provenance {wrong[0]!r}; one of {', '.join(PROVENANCES)}")
         elif key == "class":
             found.classes = [project.parse_class(c.strip()) for c in text.split(",") if c.strip()]
-        elif key in ("min_confidence", "max_confidence"):
+        elif key in ("min_confidence", "max_confidence", "min_probability", "max_probability"):
             setattr(found, key, _number(key, text))
         else:
             setattr(found, key, _time(key, text))
@@ -251,18 +272,77 @@ def provenance(item: Mapping[str, Any], related: Mapping[str, Any]) -> dict[str,
     return out
 
 
+#: the fewest labels a project's calibration is fitted on (and among them at least one right and
+#: one wrong prediction); with fewer, ``probability`` and ``probabilities`` are null
+MIN_CALIBRATION_LABELS = 20
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """P(the model's prediction is right | ``|score|``) for one export (docs/dataset.md, "Class
+    probabilities"): ``fit``, the ``(a, b)`` of :func:`learners.label_errors.platt_fit` (None:
+    fewer than :data:`MIN_CALIBRATION_LABELS` labels, or only right or only wrong predictions
+    among them); ``classes``: the project's classes."""
+
+    fit: tuple[float, float] | None
+    classes: tuple[Any, ...]
+
+    def page(self, items: Sequence[Mapping[str, Any]]) -> dict[int, tuple[float, dict[str, float] | None]]:
+        """For the decided ones of ``items`` (rows of :data:`ITEM_COLUMNS`): ``{id: (probability,
+        {str(class): p} over the classes, or None when the prediction is no longer one of them)}``;
+        empty without a fit. One numpy pass per page."""
+        decided = [r for r in items if r["score"] is not None and r["prediction"] is not None]
+        if self.fit is None or not decided:
+            return {}
+        code = {repr(c): j for j, c in enumerate(self.classes)}
+        top = top_probability(self.fit, np.array([r["score"] for r in decided], dtype=float))
+        known = [j for j, r in enumerate(decided) if repr(r["prediction"]) in code]
+        pred = np.array([code[repr(decided[j]["prediction"])] for j in known], dtype=np.int64)
+        keys = [str(c) for c in self.classes]
+        spreads = {j: dict(zip(keys, map(float, ps), strict=True))
+                   for j, ps in zip(known, spread(pred, top[known], len(keys)), strict=True)}
+        return {r["id"]: (float(top[j]), spreads.get(j)) for j, r in enumerate(decided)}
+
+
+def calibration(project: Project) -> Calibration:
+    """The project's :class:`Calibration`, from one query over its labels: the primary labels
+    drawn by the query rule (an admin's relabel is not: docs/dataset.md) of queried items with a
+    positive ``q`` and a logged score, each weighted by ``1/q`` (the sample of the importance-weighted
+    estimates, docs/estimates.md). Each score was logged before its label was learnt: the fit is
+    out of sample. The labels are read in chunks into three typed arrays (17 bytes a label)."""
+    labels = Label.objects.filter(project=project, primary=True, drawn=True, undone_at__isnull=True,
+                                  item__queried=True, item__query_prob__gt=0, item__score__isnull=False)
+    right, score, q = array("b"), array("d"), array("d")
+    rows = cast(Iterator[tuple[Any, Any, float, float]], labels.values_list(  # not null: filtered above
+        "value", "item__prediction", "item__score", "item__query_prob").iterator(chunk_size=PAGE))
+    for value, prediction, s, prob in rows:
+        right.append(value == prediction)
+        score.append(abs(s))
+        q.append(prob)
+    agree = np.frombuffer(right, dtype=np.int8).astype(bool)
+    classes = tuple(project.classes)
+    if len(agree) < MIN_CALIBRATION_LABELS or agree.all() or not agree.any():
+        return Calibration(None, classes)
+    return Calibration(platt_fit(np.frombuffer(score), agree, 1.0 / np.frombuffer(q)), classes)
+
+
 def dataset_rows(project: Project, filters: Filters | None = None) -> Iterator[dict[str, Any]]:
     """Every item of ``project`` passing ``filters``, in ``seq`` order, as dicts of :data:`FIELDS`
-    (times as ``datetime``; :func:`jsonable` turns a row into JSON values)."""
+    (times as ``datetime``; :func:`jsonable` turns a row into JSON values). The calibration is
+    fitted once (:func:`calibration`) before the first page is read."""
     filters = filters or Filters()
+    calibrated = calibration(project)
     for page in _pages(project, filters):
         related = related_rows(page)
+        probabilities = calibrated.page(page)
         for item in page:
+            p, spread_over = probabilities.get(item["id"], (None, None))
             row = {"id": item["id"], "seq": item["seq"],
                    "item": _content(project, item["text"], item["filename"], item["vector_pairs"]),
                    **provenance(item, related),
                    **{k: item[k] for k in ("prediction", "score", "query_prob", "queried", "model_version",
-                                           "decided_at", "gold", "status")}}
+                                           "decided_at", "gold", "status")},
+                   "probability": p, "probabilities": spread_over}
             if filters.keeps(row):
                 yield row
 
@@ -327,15 +407,15 @@ def _parquet_schema() -> Any:
     import pyarrow as pa
 
     text, number, integer = pa.string(), pa.float64(), pa.int64()
-    types = {"id": integer, "seq": integer, "score": number, "query_prob": number, "queried": pa.bool_(),
-             "model_version": integer, "drawn": pa.bool_(), "labelled_at": pa.timestamp("us", tz="UTC"),
-             "decided_at": pa.timestamp("us", tz="UTC")}
+    types = {"id": integer, "seq": integer, "score": number, "probability": number, "query_prob": number,
+             "queried": pa.bool_(), "model_version": integer, "drawn": pa.bool_(),
+             "labelled_at": pa.timestamp("us", tz="UTC"), "decided_at": pa.timestamp("us", tz="UTC")}
     return pa.schema([(f, types.get(f, text)) for f in FIELDS])
 
 
-#: text columns holding a class value or a list: JSON in Parquet (module docstring); ``item`` is
-#: JSON only for vectors (a text, URL or file name stays plain text)
-JSON_COLUMNS = ("label", "prediction", "gold", "opinions")
+#: text columns holding a class value, a list or a mapping: JSON in Parquet (module docstring);
+#: ``item`` is JSON only for vectors (a text, URL or file name stays plain text)
+JSON_COLUMNS = ("label", "prediction", "gold", "opinions", "probabilities")
 
 
 def _parquet_cell(name: str, value: Any) -> Any:

@@ -1,6 +1,7 @@
 """``python manage.py export_dataset <project> <path> [--format csv|jsonl|parquet] [--provenance ...]
-[--class ...] [--min-confidence X] [--max-confidence X] [--since T] [--until T]``: write every
-item of the project with its final label and provenance (docs/dataset.md), streamed."""
+[--class ...] [--min-confidence X] [--max-confidence X] [--min-probability P] [--max-probability P]
+[--since T] [--until T]``: write every item of the project with its final label, provenance and
+calibrated probabilities (docs/dataset.md), streamed."""
 
 from typing import Any
 
