@@ -279,3 +279,25 @@ def test_pages_run_under_the_content_security_policy(live_server, chromium_page)
     page.wait_for_timeout(200)
     assert page.csp_violations and "inline script" in page.csp_violations[0]
     page.csp_violations.clear()  # expected here: the fixture fails a test on any other violation
+
+
+def test_admin_refits_on_all_labels_from_the_console(live_server, worker, chromium_page, client):
+    """The console's "Refit on all labels" starts the heavy worker's job, its panel polls until the
+    result, which names the labels fitted and the model an export will use (docs/algorithms/refit.md)."""
+    from annotator.labelling.models import Membership, RefitRun
+    from tests.support.app import label_everything, member, queued_digits_project
+
+    project = queued_digits_project()
+    client.force_login(member(project, "admin-of-digits", role=Membership.Role.ADMIN, password="pw-digits"))
+    given = label_everything(project, [client], worker)
+    assert given >= 20  # enough for the refit to be tried (learners/refit.py MIN_LABELS)
+    page = chromium_page
+    log_in(page, live_server.url, "admin-of-digits", "pw-digits")
+    page.goto(f"{live_server.url}/projects/{project.pk}/console")
+    page.click("#refit-form button[type=submit]")
+    page.wait_for_selector("#refit-run .refit-used >> text=An export uses this result", timeout=90_000)
+    run = RefitRun.objects.get(project=project)
+    assert (run.status, run.labels) == ("done", given)
+    assert page.inner_text("#refit-run .refit-labels") == str(given)
+    assert page.locator("#refit-run .refit-accuracy").count() == 1  # the refit was fitted and checked
+    screenshot(page, "admin-console-refit")
