@@ -1051,6 +1051,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         fh.write("\n".join(short) + "\n")
     if not args.no_final_models:
         append_final_models(out, cache, names, args.runs)
+        title, first, rest = out.read_text(encoding="utf-8").split("\n\n", 2)
+        whole = (f"The whole command, the two sections appended at the end included: "
+                 f"{(time.monotonic() - t_start) / 60:.1f} min, load average {os.getloadavg()[0]:.1f} "
+                 f"at the end.")
+        out.write_text(f"{title}\n\n{first} {whole}\n\n{rest}", encoding="utf-8")
     print(f"wrote {out} in {facts.wall / 60:.1f} min; CPU {facts.cpu_workers / 60:.1f} min in workers, "
           f"{facts.cpu_main / 60:.1f} min in main", file=sys.stderr)
     return 0
