@@ -63,11 +63,16 @@ def streams(n: int) -> dict[str, tuple[str, list, object, np.ndarray]]:
     return out
 
 
-def short_streams(data: dict[str, tuple[str, list, object, np.ndarray]]) -> list[str]:
-    """The "Short streams" section: the default learner on prefixes, length known and unknown."""
+SHORT_COMMAND = "PYTHONPATH=. .venv/bin/python benchmarks/budget_held.py --short-only"
+
+
+def short_streams(data: dict[str, tuple[str, list, object, np.ndarray]],
+                  lengths: tuple[int, ...] = SHORT_LENGTHS, command: str = SHORT_COMMAND) -> list[str]:
+    """The "Short streams" section: the default learner on prefixes of ``lengths`` items, length
+    known and unknown; ``command`` (the one that writes it) on its third line. ``data``: name ->
+    (kind, classes, X csr (n, d), int class codes (n,)), as :func:`streams` returns."""
     t0 = time.perf_counter()
-    lines = [SHORT_HEADING, "",
-             "`PYTHONPATH=. .venv/bin/python benchmarks/budget_held.py --short-only`", "",
+    lines = [SHORT_HEADING, "", f"`{command}`", "",
              "A new project's learner (`learners.DEFAULT_ALGORITHM`) on the first N items of "
              f"{SHORT_SEEDS} seeded orders of each stream. Cell: achieved query ratio over the whole "
              "stream, first item included, as ratio / R (mean, and the range over the orders), then the "
@@ -79,7 +84,7 @@ def short_streams(data: dict[str, tuple[str, list, object, np.ndarray]]) -> list
     held = total = 0
     for name, (_, classes, X, y) in data.items():
         algo = learners.default_algorithm("binary" if len(classes) == 2 else "multiclass")
-        for n in SHORT_LENGTHS:
+        for n in lengths:
             if n > len(y):
                 continue
             for known in (True, False):

@@ -2,8 +2,19 @@
 
 ::
 
-    python benchmarks/label_efficiency.py                 # the full report (see its header for the time)
-    python benchmarks/label_efficiency.py --quick         # a small subset for development
+    python benchmarks/label_efficiency.py              # the report (under 30 min on 2 idle cores)
+    python benchmarks/label_efficiency.py --full       # every featurizer, slow learners' prefixes
+    python benchmarks/label_efficiency.py --plan-only  # featurize, probe, print the plan's CPU time
+    python benchmarks/label_efficiency.py --quick      # a small subset for development
+
+The default run covers each stream's default featurizer (a new project's,
+``learners.features.DEFAULT``) with every registered learner whose replays of the whole stream fit
+``--cell-minutes`` (the default learner ``auto`` among them), and river; the slower ones (the
+OASIS family, KMC) are listed as not run with their probed cost. ``--full`` adds every other
+featurizer of the kind and replays the slow learners on prefixes (below). After the tables, the
+default learner on short streams (the first 200, 500 and 1,800 items: achieved query ratio
+against the budget, online accuracy; :func:`short_stream_lines`, ``benchmarks/budget_held.py``'s
+section on this run's matrices).
 
 The report ends with the exported model (a batch refit, docs/algorithms/refit.md) on a held-out
 split beside a batch logistic regression on every label, and the cold start from class names
@@ -13,19 +24,20 @@ split beside a batch logistic regression on every label, and the cold start from
 The streams (:mod:`benchmarks.raw_streams`: SMS spam, AG News, the 10,000 MNIST test digits as
 PNG files, 10,000 URLs binary and in 4 classes) are written as the app's upload files and read
 through the replay's raw path (:func:`learners.evaluation.raw.load_raw`, the app's own parser
-and featurizers). Every featurizer of the stream's kind (``learners.features.featurizer_names``)
-and every registered learner of the task is measured, so featurizers and learners added later
-are picked up by a re-run. The featurized matrices are cached outside the repository
-(``--cache``), keyed by a digest of the upload file, the featurizer's config and the code of
-the featurizer's modules (and every ``learners`` module they use) and of the upload parser.
-For each stream x featurizer x learner, ``--runs`` permutations (run r uses the permutation and
-decision uniforms of ``learners.evaluation.engine.run_seeds``, the same for every learner and
-for river):
+and featurizers). With ``--full`` every featurizer of the stream's kind
+(``learners.features.featurizer_names``) is measured, and every registered learner of the task
+always is, so featurizers and learners added later are picked up by a re-run. The featurized
+matrices are cached outside the repository (``--cache``), keyed by a digest of the upload file, the
+featurizer's config and the code of the featurizer's modules (and every ``learners`` module they
+use) and of the upload parser. For each stream x featurizer x learner, ``--runs`` permutations (run
+r uses the permutation and decision uniforms of ``learners.evaluation.engine.run_seeds``, the same
+for every learner and for river):
 
 * ``active`` at each budget r in 2%, 5%, 10%, 20%: the published query rule with the replay's
   ``--budget r`` (``learners.budget.BudgetController`` steering delta);
 * ``all``: every label (100%);
-* ``random`` at each budget: ``query=random`` with ``p = r``.
+* ``random`` at each budget: ``query=random`` with ``p = r`` (the block loop of a learner static
+  between labels: probed on its own, as it costs far less than the budget's item-by-item loop).
 
 Peer: river's ``active.EntropySampler`` around ``linear_model.LogisticRegression`` (binary) or
 ``linear_model.SoftmaxRegression`` (multiclass, the multinomial logistic regression), on the
@@ -48,20 +60,21 @@ difference (same permutation, same decision uniforms) with the permutations won 
 
 Time. A learner that refuses the features (its constructor raises, e.g. a particle memory over
 OASIS's limit) is listed as not applicable with its message. Every other cell is first probed
-(a forked process replays the first items at the 10% budget and with every label, killed past
-``PROBE_SECONDS`` of CPU or ``PROBE_RSS_MB``) for its CPU seconds per item; a cell whose replays of the
-whole stream would take more than ``--cell-minutes`` of CPU (the OASIS family, whose particle
-filter costs milliseconds per item per class, and KMC with many labels) runs on the first items
-of each permutation (the longest of ``PREFIXES`` whose replays take at most ``--prefix-minutes``,
-said in its row and never counted as the best), or, when even the shortest does not fit, is
-listed as not run with its cost. The two limits are apart so that a linear learner whose probe
-comes out a little slow still replays whole streams while the slow cells stay short. No
-permutation is cut. The jobs (one per cell and permutation: its 9 replays share the permuted
-stream) run on ``--jobs`` forked processes of one BLAS thread each, the most expensive first
-(river's tuning before all, as its other replays wait for it). The report states the wall
-time, the load average, and the CPU time of the workers and of the main process, from which
-the time on an idle machine is estimated (main's CPU + the workers' / jobs). Figures are never
-asserted by tests.
+(a forked process replays the first items at the 10% budget, with every label and with
+``query=random`` at 10%: :data:`PROBED`, killed past
+``PROBE_SECONDS`` of CPU or ``PROBE_RSS_MB``) for its CPU seconds per item; a cell whose replays of
+the whole stream would take more than ``--cell-minutes`` of CPU (the OASIS family, whose particle
+filter costs milliseconds per item per class, and KMC with many labels) is not run by default
+(:func:`disposition`); with ``--full`` it runs on the first items of each permutation (the longest
+of ``PREFIXES`` whose replays take at most ``--prefix-minutes``, said in its row and never counted
+as the best), or, when even the shortest does not fit, is listed as not run with its cost. The two
+limits are apart so that a linear learner whose probe comes out a little slow still replays whole
+streams while the slow cells stay short. No permutation is cut. The jobs (one per cell and
+permutation: its 9 replays share the permuted stream) run on ``--jobs`` forked processes of one BLAS
+thread each, the most expensive first (river's tuning before all, as its other replays wait for it).
+The report states the wall time, the load average, and the CPU time of the workers and of the main
+process, from which the time on an idle machine is estimated (main's CPU + the workers' / jobs).
+Figures are never asserted by tests.
 """
 
 from __future__ import annotations
@@ -327,16 +340,22 @@ def _one_thread() -> None:
 
 
 # ------------------------------------------------------------------------- guarded probe
+#: the replays a probe times, in this order (river's own loop ignores the mode): the budget's
+#: item-by-item loop, every label, and ``query=random`` (the block loop of a learner static
+#: between labels, often far cheaper than the budget's)
+PROBED = (("active", 0.10), ("all", 1.0), ("random", 0.10))
+
+
 def _probe_child(key: tuple[str, str], algo: str, done: Any, seconds: Any) -> None:
-    """CPU seconds per item of the 10% budget and of the every-label replays of ``algo`` on
-    permutation 0, written one after the other into ``seconds[0..1]`` (so a probe killed during
-    the second still tells the first); ``done`` counts the finished ones. Each is timed on the
+    """CPU seconds per item of each replay of :data:`PROBED` of ``algo`` on permutation 0,
+    written one after the other into ``seconds`` (so a probe killed during one still tells
+    the ones before); ``done`` counts the finished ones. Each is timed on the
     first PROBE_ITEMS items and, when that took less than PROBE_CHEAP seconds, again on ten
     times as many: the difference per item leaves out what a replay costs whatever its length."""
     _one_thread()
     X, task = _DATA[key]
     short = min(PROBE_ITEMS, X.shape[0])
-    for k, (mode, r) in enumerate((("active", 0.10), ("all", 1.0))):
+    for k, (mode, r) in enumerate(PROBED[:1] if algo == "river" else PROBED):
 
         def cpu(items: int, mode: str = mode, r: float = r) -> float:
             Xp, yp = permuted(X, task, SEED, 0, items)
@@ -388,7 +407,7 @@ class _Probe:
 
 def _start_probe(key: tuple[str, str], algo: str) -> _Probe:
     ctx = multiprocessing.get_context("fork")
-    done, seconds = ctx.Value("i", 0), ctx.Array("d", 2)
+    done, seconds = ctx.Value("i", 0), ctx.Array("d", len(PROBED))
     proc = ctx.Process(target=_probe_child, args=(key, algo, done, seconds))
     proc.start()
     return _Probe(proc, done, seconds)
@@ -396,10 +415,12 @@ def _start_probe(key: tuple[str, str], algo: str) -> _Probe:
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """CPU seconds per item at a 10% budget and with every label (None: not measured)."""
+    """CPU seconds per item at a 10% budget, with every label and with ``query=random`` at 10%
+    (None: not measured)."""
 
     active: float | None
     every: float | None
+    random: float | None = None
     why: str = ""
 
 
@@ -418,10 +439,10 @@ def _finish_probe(p: _Probe) -> ProbeResult | None:
     p.proc.join()
     if not why and p.proc.exitcode != 0:
         why = f"failed (exit code {p.proc.exitcode})"
-    got = [p.seconds[k] if p.done.value > k else None for k in range(2)]
+    got = [p.seconds[k] if p.done.value > k else None for k in range(len(PROBED))]
     if "memory" in why:
-        return ProbeResult(None, None, why)
-    return ProbeResult(got[0], got[1], why)
+        return ProbeResult(None, None, None, why)
+    return ProbeResult(*got, why=why)
 
 
 def probe_all(tasks: list[tuple[tuple[str, str], str]], jobs: int) -> list[ProbeResult]:
@@ -469,15 +490,56 @@ def _refusal(algo: str, d: int, task: Task) -> str | None:
     return None
 
 
+def per_item_cost(algo: str, p: ProbeResult) -> float:
+    """Estimated CPU seconds per item of one permutation's replays of ``algo`` from its probe
+    (``p.active`` measured): river's 4 budgets cost the 10% budget's each; a learner's 4 active
+    replays too, its 4 random ones ``p.random`` each (the 10% budget's when the probe did not
+    get there), and every label ``p.every`` (ten times the 10% budget's when not measured)."""
+    assert p.active is not None
+    if algo == "river":
+        return len(BUDGETS) * p.active
+    every = p.every if p.every is not None else 10 * p.active
+    rand = p.random if p.random is not None else p.active
+    return len(BUDGETS) * (p.active + rand) + every
+
+
+def disposition(per_item: float, n: int, runs: int, cell_seconds: float, prefix_seconds: float,
+                prefixes: bool) -> tuple[int, int | None, str]:
+    """How a learner cell of ``n`` items costing ``per_item`` CPU seconds per item and
+    permutation is run: ``(permutations, items of each, note)`` (items None: the whole stream;
+    permutations 0: not run). Within ``cell_seconds`` for ``runs`` whole permutations: whole
+    streams. Else, with ``prefixes`` (``--full``), the longest prefix of PREFIXES whose replays
+    take at most ``prefix_seconds`` (none fits: not run); without, not run (the default run
+    leaves the slow learners to ``--full``). The note says why, with the cost.
+
+    >>> disposition(1e-4, 5000, 5, 180.0, 60.0, prefixes=False)
+    (5, None, '')
+    >>> disposition(0.01, 5000, 5, 180.0, 60.0, prefixes=True)[:2]
+    (5, 1000)
+    >>> disposition(0.01, 5000, 5, 180.0, 60.0, prefixes=False)[:2]
+    (0, None)
+    """
+    if runs * n * per_item <= cell_seconds:
+        return runs, None, ""
+    cost = (f"{1e3 * per_item:.1f} ms of CPU per item for its {len(settings_of())} replays, "
+            f"{runs * n * per_item / 60:.0f} CPU-min for the whole stream")
+    if not prefixes:
+        return 0, None, f"not run by default: {cost} (`--full` replays its first items)"
+    fits = [k for k in PREFIXES if k < n and runs * k * per_item <= prefix_seconds]
+    if not fits:
+        return 0, None, (f"not run: {cost}, {runs * min(PREFIXES) * per_item / 60:.1f} CPU-min for its "
+                         f"first {min(PREFIXES)} items (over --prefix-minutes {prefix_seconds / 60:g})")
+    return runs, max(fits), f"first {max(fits)} items of each permutation: {cost}"
+
+
 def plan(info: dict, algos: dict[str, list[str]], runs: int, cell_seconds: float, prefix_seconds: float,
-         jobs: int, river: bool) -> list[Cell]:
+         jobs: int, river: bool, prefixes: bool = True) -> list[Cell]:
     """Every stream x featurizer x learner cell with ``runs`` permutations, and river's.
 
     A learner that refuses the features (its constructor raises) is listed with its reason and
-    not run. The others are probed (``jobs`` at a time); a cell whose replays on the whole
-    stream are estimated above ``cell_seconds`` of CPU is replayed on the first items of each
-    permutation instead, the longest prefix of PREFIXES whose replays take at most
-    ``prefix_seconds``; when even the shortest does not fit, it is listed as not run, with its cost."""
+    not run. The others are probed (``jobs`` at a time) and run as :func:`disposition` says:
+    whole streams, or (a cell over ``cell_seconds``) the first items of each permutation when
+    ``prefixes``, else not run, with its cost. Prints the plan's CPU time."""
     cells = [Cell(stream, fname, algo) for (stream, fname) in info
              for algo in algos["binary" if STREAMS[stream].binary else "multiclass"]]
     for c in cells:
@@ -492,31 +554,26 @@ def plan(info: dict, algos: dict[str, list[str]], runs: int, cell_seconds: float
         if p.active is None:
             c.note = f"skipped: {p.why}"
             continue
-        # 4 active + 4 random replays cost about the 10% budget's each, plus every label (a
-        # probe stopped during that one: assume ten times the 10% budget's)
-        every = p.every if p.every is not None else 10 * p.active
-        c.per_item = (len(BUDGETS) * p.active if c.algo == "river"
-                      else 2 * len(BUDGETS) * p.active + every)
+        c.per_item = per_item_cost(c.algo, p)
         c.runs = runs
-        n = info[(c.stream, c.featurizer)]["n"]
-        if c.algo != "river" and runs * n * c.per_item > cell_seconds:
-            fits = [k for k in PREFIXES if k < n and runs * k * c.per_item <= prefix_seconds]
-            cost = (f"{1e3 * c.per_item:.1f} ms of CPU per item for its {len(settings_of())} replays, "
-                    f"{runs * n * c.per_item / 60:.0f} CPU-min for the whole stream")
-            if not fits:
-                c.runs = 0
-                c.note = (f"not run: {cost}, {runs * min(PREFIXES) * c.per_item / 60:.1f} CPU-min for its "
-                          f"first {min(PREFIXES)} items (over --prefix-minutes {prefix_seconds / 60:g})")
-            else:
-                c.items = max(fits)
-                c.note = f"first {c.items} items of each permutation: {cost}"
+        if c.algo != "river":
+            c.runs, c.items, c.note = disposition(c.per_item, info[(c.stream, c.featurizer)]["n"], runs,
+                                                  cell_seconds, prefix_seconds, prefixes)
         print(f"probe {c.stream}/{c.featurizer}/{c.algo}: {1e6 * c.per_item:.0f} us of CPU per item and "
               f"permutation" + (f" ({p.why})" if p.why else "") + (f"; {c.note}" if c.note else ""),
               file=sys.stderr, flush=True)
-    total = sum(c.runs * (c.items or info[(c.stream, c.featurizer)]["n"]) * c.per_item for c in cells)
-    print(f"plan: {total / 60:.1f} CPU-min of replays, about {total / jobs / 60:.1f} min on {jobs} "
-          f"idle cores", file=sys.stderr, flush=True)
+    total = plan_seconds(cells, info)
+    print(f"plan: {total / 60:.1f} CPU-min of replays in {sum(len(jobs_of(c)) for c in cells)} jobs "
+          f"(and river's after its tuning), about {total / jobs / 60:.1f} min on {jobs} idle cores",
+          file=sys.stderr, flush=True)
     return cells
+
+
+def plan_seconds(cells: list[Cell], info: dict) -> float:
+    """The planned CPU seconds of every cell's replays, from the probes (river's tuning
+    included: its RIVER_LR replays at 10% on permutation 0, each a quarter of a permutation's)."""
+    return sum((c.runs + (len(RIVER_LR) / len(BUDGETS) if c.algo == "river" and c.runs else 0))
+               * (c.items or info[(c.stream, c.featurizer)]["n"]) * c.per_item for c in cells)
 
 
 def jobs_of(cell: Cell) -> list[Job]:
@@ -673,12 +730,16 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: 
              f"every label. river = `EntropySampler` + logistic regression, its discount factor steered to "
              f"the same budget, learning rate tuned (see the script's docstring). `CPU s` = CPU seconds of "
              f"all of a row's replays. A learner whose replays of the whole stream would take more than "
-             f"{args.cell_minutes:g} CPU-min runs on the first items of each permutation, as many as its "
-             f"replays can take in {args.prefix_minutes:g} CPU-min (said in its row; not comparable with "
-             f"whole streams, so never 'best'; the budget's plan fits the prefix's length, "
-             f"docs/budget.md). A new project's default "
-             f"featurizer of each kind: "
-             + ", ".join(f"{k} `{v}`" for k, v in DEFAULT.items() if k != "vectors") + ".", ""]
+             f"{args.cell_minutes:g} CPU-min "
+             + (f"runs on the first items of each permutation, as many as its "
+                f"replays can take in {args.prefix_minutes:g} CPU-min (said in its row; not comparable with "
+                f"whole streams, so never 'best'; the budget's plan fits the prefix's length, "
+                f"docs/budget.md)" if args.full else
+                "is not run (its probed cost in its row; `--full` replays it on prefixes and measures every "
+                "featurizer of the kind)")
+             + ". A new project's default featurizer of each kind: "
+             + ", ".join(f"{k} `{v}`" for k, v in DEFAULT.items() if k != "vectors")
+             + ("" if args.full or args.featurizers else " (the only one measured in this run)") + ".", ""]
     by_stream: dict[str, list[Cell]] = defaultdict(list)
     for c in cells:
         by_stream[c.stream].append(c)
@@ -727,10 +788,12 @@ def write_report(out: Path, svg_dir: Path, info: dict, cells: list[Cell], args: 
                 default = default_algorithm("binary" if meta["classes"] == 2 else "multiclass")
                 dc = next((c for c in _whole(mine) if c.featurizer == fname and c.algo == default
                            and c.results.get(("active", r))), None)
-                if best and dc and rv and rs.get(("river", r)):
+                other = _best([c for c in mine if c.featurizer == fname and c.algo != default], r)
+                if other and dc and rv and rs.get(("river", r)):
                     default_rows.append((stream, fname, r, dc, _summary(dc.results[("active", r)]),
-                                         rs[("river", r)], best,
-                                         _paired(dc.results[("active", r)], rv.results[("river", r)])))
+                                         rs[("river", r)], other,
+                                         _paired(dc.results[("active", r)], rv.results[("river", r)]),
+                                         _paired(dc.results[("active", r)], other[0].results[("active", r)])))
         svg = svg_dir / f"{stream}.svg"
         svg.write_text(_chart(stream, mine, rivers, meta["n"]))
         lines += [f"![learning curve]({os.path.relpath(svg, out.parent)})", ""]
@@ -776,26 +839,34 @@ def _summary_tables(goal_rows: list, peer_rows: list) -> list[str]:
             "| ahead |", "|---|---|---|---|---|---|---|---|---|"]
     for stream, fname, r, (cell, s), rs, (diff, sd, won, n) in peer_rows:
         name = f"**{fname}**" if DEFAULT.get(STREAMS[stream].kind) == fname else fname
-        verdict = "yes" if diff >= 0 else ("level" if -diff < sd / np.sqrt(n) else "behind")
         out.append(f"| {stream} | {name} | {int(100 * r)}% | {cell.algo} | {_fmt(s, r)} | {_fmt(rs, r)} | "
-                   f"{100 * diff:+.2f} ± {100 * sd:.2f} | {won} of {n} | {verdict} |")
+                   f"{100 * diff:+.2f} ± {100 * sd:.2f} | {won} of {n} | {_verdict(diff, sd, n)} |")
     return out
 
 
+def _verdict(diff: float, sd: float, n: int) -> str:
+    """'yes' (mean paired difference >= 0), 'level' (below 0 by less than its standard error) or 'behind'."""
+    return "yes" if diff >= 0 else ("level" if -diff < sd / np.sqrt(n) else "behind")
+
+
 def _default_table(rows: list) -> list[str]:
-    """A new project's learner (``learners.DEFAULT_ALGORITHM``) against river (paired, as above)
-    and against the best learner of its stream x featurizer x budget (docs/algorithms/auto.md)."""
-    out = ["", "A new project's learner (`learners.DEFAULT_ALGORITHM`: docs/algorithms/auto.md) against "
-           "river (paired, as above) and against the best learner of the same vectors and budget "
-           "(its gap in points; the goal: at most 0.3).", "",
-           "| stream | featurizer | budget | default learner | its accuracy | river | difference (pt) | won "
-           "| ahead | best learner | gap to best (pt) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for stream, fname, r, cell, s, rs, (best, bs), (diff, sd, won, n) in rows:
+    """A new project's learner (``learners.DEFAULT_ALGORITHM``) against river and against the best
+    other learner of its stream x featurizer x budget, both paired (docs/algorithms/auto.md)."""
+    out = ["", "## The default learner", "",
+           "A new project's learner (`learners.DEFAULT_ALGORITHM`: docs/algorithms/auto.md) against "
+           "river and against the best other registered learner of the same vectors and budget (whole "
+           "streams, 'best' as above), both paired as above: default minus the other, mean ± std over the "
+           "permutations, won or tied. The goals (docs/algorithms/auto.md): ahead of river or level, and "
+           "at most 0.3 points below the best ('within 0.3').", "",
+           "| stream | featurizer | budget | default learner | its accuracy | river | minus river (pt) | won "
+           "| ahead | best other | its accuracy | minus best (pt) | won | within 0.3 |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for stream, fname, r, cell, s, rs, (best, bs), (diff, sd, won, n), (gap, gsd, gwon, gn) in rows:
         name = f"**{fname}**" if DEFAULT.get(STREAMS[stream].kind) == fname else fname
-        verdict = "yes" if diff >= 0 else ("level" if -diff < sd / np.sqrt(n) else "behind")
         out.append(f"| {stream} | {name} | {int(100 * r)}% | {cell.algo} | {_fmt(s, r)} | {_fmt(rs, r)} | "
-                   f"{100 * diff:+.2f} ± {100 * sd:.2f} | {won} of {n} | {verdict} | {best.algo} | "
-                   f"{100 * (bs['acc'] - s['acc']):.2f} |")
+                   f"{100 * diff:+.2f} ± {100 * sd:.2f} | {won} of {n} | {_verdict(diff, sd, n)} | "
+                   f"{best.algo} | {_fmt(bs, r)} | {100 * gap:+.2f} ± {100 * gsd:.2f} | {gwon} of {gn} | "
+                   f"{'yes' if gap >= -0.003 else 'no'} |")
     return out
 
 
@@ -865,6 +936,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--prefix-minutes", type=float, default=PREFIX_MINUTES,
                    help="CPU minutes the replays of a slower learner's prefixes may take (the longest "
                         "prefix that fits; none: listed as not run)")
+    p.add_argument("--full", action="store_true",
+                   help="every featurizer of each stream's kind (default: a new project's, "
+                        "learners.features.DEFAULT) and the slow learners' prefixes (default: a learner "
+                        "over --cell-minutes is listed as not run)")
+    p.add_argument("--plan-only", action="store_true",
+                   help="featurize, probe and print the plan's CPU time, then stop (no report)")
     p.add_argument("--no-river", action="store_true")
     p.add_argument("--no-final-models", action="store_true",
                    help="skip the exported-model (refit) and cold-start sections (append_final_models)")
@@ -890,6 +967,26 @@ def default_cache() -> Path:
     if os.environ.get("XDG_CACHE_HOME"):
         return Path(os.environ["XDG_CACHE_HOME"]) / "label_efficiency"
     return Path("/tmp/label_efficiency_cache")
+
+
+#: the prefixes of the small-stream budgets section (:func:`short_stream_lines`)
+SHORT_LENGTHS = (200, 500, 1800)
+
+
+def short_stream_lines(names: list[str], command: str) -> list[str]:
+    """The report's section of the default learner's achieved query ratio and online accuracy on the
+    first ``SHORT_LENGTHS`` items of seeded orders of each stream in ``names`` featurized by its
+    default featurizer (the section of ``benchmarks/budget_held.py``, :func:`short_streams`, on
+    this run's matrices; a stream whose default featurizer was not run is left out)."""
+    from benchmarks.budget_held import short_streams
+
+    data = {}
+    for name in names:
+        key = (name, DEFAULT.get(STREAMS[name].kind))
+        if key in _DATA:
+            X, task = _DATA[key]
+            data[name] = (STREAMS[name].kind, list(task.classes), X, task.codes)
+    return ["", *short_streams(data, SHORT_LENGTHS, command)] if data else []
 
 
 def append_final_models(out: Path, cache: Path, names: list[str], runs: int) -> None:
@@ -922,8 +1019,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     featurizers = {}
     for kind in {STREAMS[s].kind for s in names}:
         listed = featurizer_names(kind)
-        chosen = (listed if args.featurizers is None
-                  else [f for f in args.featurizers.split(",") if f in listed])
+        chosen = (([DEFAULT[kind]] if not args.full and DEFAULT.get(kind) in listed else listed)
+                  if args.featurizers is None else [f for f in args.featurizers.split(",") if f in listed])
         featurizers[kind] = chosen or listed
     wanted = None if args.learners is None else set(args.learners.split(","))
     algos = {task: [a for a, spec in REGISTRY.items()
@@ -937,8 +1034,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _one_thread()
     warm_up(algos)
     cells = plan(info, algos, args.runs, args.cell_minutes * 60, args.prefix_minutes * 60, args.jobs,
-                 not args.no_river)
+                 not args.no_river, prefixes=args.full)
+    if args.plan_only:
+        return 0
     execute(cells, info, args.jobs)
+    command = "python benchmarks/label_efficiency.py" + "".join(" " + a for a in args.argv)
+    short = short_stream_lines(names, command)
     out = Path(args.out)
     svg_dir = out.parent / "label_efficiency"
     svg_dir.mkdir(parents=True, exist_ok=True)
@@ -946,8 +1047,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     facts = RunFacts(time.monotonic() - t_start, load_start, os.getloadavg()[0],
                      t.children_user + t.children_system, t.user + t.system, featurize_cpu)
     write_report(out, svg_dir, info, cells, args, facts)
+    with out.open("a", encoding="utf-8") as fh:
+        fh.write("\n".join(short) + "\n")
     if not args.no_final_models:
         append_final_models(out, cache, names, args.runs)
+        title, first, rest = out.read_text(encoding="utf-8").split("\n\n", 2)
+        whole = (f"The whole command, the two sections appended at the end included: "
+                 f"{(time.monotonic() - t_start) / 60:.1f} min, load average {os.getloadavg()[0]:.1f} "
+                 f"at the end.")
+        out.write_text(f"{title}\n\n{first} {whole}\n\n{rest}", encoding="utf-8")
     print(f"wrote {out} in {facts.wall / 60:.1f} min; CPU {facts.cpu_workers / 60:.1f} min in workers, "
           f"{facts.cpu_main / 60:.1f} min in main", file=sys.stderr)
     return 0
