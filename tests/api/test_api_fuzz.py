@@ -42,6 +42,7 @@ OPERATIONS = ["GET /api/projects/{pk}/items", "POST /api/projects/{pk}/items",
               "DELETE /api/projects/{pk}/webhooks/{hook_pk}",
               "POST /api/projects/{pk}/webhooks/{hook_pk}/secret",
               "GET /api/projects/{pk}/labels",
+              "GET /api/projects/{pk}/class-descriptions", "PUT /api/projects/{pk}/class-descriptions",
               "GET /api/projects/{pk}/label-studio/tasks", "GET /api/projects/{pk}/label-studio/setup",
               "GET /api/label-studio/{pk}/{token}/health", "POST /api/label-studio/{pk}/{token}/setup",
               "POST /api/label-studio/{pk}/{token}/predict", "POST /api/label-studio/{pk}/{token}/webhook"]
