@@ -31,10 +31,11 @@ def split_held_out(Xp: sp.csr_matrix, yp: np.ndarray,
 def refit_stream(setting: Setting, learner: Learner, trace: Trace, Xs: sp.csr_matrix, ys: np.ndarray,
                  task: Task, seed: int = 0) -> RefitResult:
     """:func:`learners.refit.refit` on the items a replay of ``setting`` queried (rows of ``Xs``
-    in stream order, their codes ``ys``, their logged query probabilities)."""
+    in stream order, their codes ``ys``, their logged query probabilities), the stream's other
+    items as its unlabelled ones (every item of a stream is at hand at its end)."""
     labelled = np.flatnonzero(trace.queried)
     return refit(lambda: fresh_learner(setting, Xs.shape[1], task), Xs[labelled], ys[labelled],
-                 trace.query_prob[labelled], seed=seed)
+                 trace.query_prob[labelled], seed=seed, unlabelled=Xs[np.flatnonzero(~trace.queried)])
 
 
 def final_model_metrics(setting: Setting, learner: Learner, trace: Trace, Xs: sp.csr_matrix,
