@@ -22,6 +22,19 @@ self-normalised estimate of the accuracy on the stream, whichever weighting the 
 candidate with the best estimate is refitted on every label; the batch model is chosen when its
 estimate beats the online learner's (ties keep the online learner: it is the one the app ran).
 
+Pseudo-labels (self-training, one round), when the caller passes the stream's unlabelled items
+(``unlabelled``; the replay does, with its unqueried items; the app's refit job and export pass
+none): each candidate is also tried as :func:`with_pseudo_labels`, its fit labelling a seeded
+sample of at most :data:`UNLABELLED_PER_LABEL` unlabelled items per label with its most probable
+class, weighted by that probability and scaled so that the pseudo-labels together weigh at most
+what the labels weigh, and refitted on both. Why: a few hundred labels of hashed n-grams leave
+most of the columns the stream uses without a weight; the unlabelled items share some columns
+with the labels and carry the others, so their pseudo-labels extend the fit to them (AG News: a
+0.5-1.5 point gain on held-out items, docs/algorithms/refit.md). The unlabelled items are a
+sample of the stream, so they need no 1/q. The check scores these candidates as the others (the
+fold's labels never enter the pseudo-labelled fit), so a stream where pseudo-labels do not help
+keeps the labels-only fit; ties go to the labels-only one.
+
 :class:`LinearModel` is plain arrays (no pickle): the columns the labels use, their weights and
 the intercepts, so a 2^19-column text model with 1,000 labels stores tens of thousands of
 weights, not millions.
