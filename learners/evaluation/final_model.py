@@ -2,10 +2,11 @@
 the stream never showed.
 
 ``python -m learners.replay --refit`` runs :func:`final_model_metrics` after each run: the
-batch fit of :func:`learners.refit.refit` on the run's queried items (importance weights 1/q)
-and its check against the online learner. With ``--holdout F`` the last fraction F of each
-run's permutation is kept out of the stream (:func:`split_held_out`) and the online learner,
-the refit and the model an export would keep are scored on it.
+batch fit of :func:`learners.refit.refit` on the run's queried items (weights 1/q or flat, with
+or without pseudo-labels on the run's unqueried items) and its check against the online learner.
+With ``--holdout F`` the last fraction F of each run's permutation is kept out of the stream
+(:func:`split_held_out`) and the online learner, the refit and the model an export would keep
+are scored on it.
 """
 
 from __future__ import annotations
