@@ -10,11 +10,9 @@ For each stream of :mod:`benchmarks.raw_streams` with a new project's featurizer
 permutation r (``learners.evaluation.engine.run_seeds``) is split: the last 30% of the permuted
 items are held out, the first 70% are the stream. On the stream each learner runs with the
 replay's budget at 10% and 20% (``--budget``), then :func:`learners.refit.refit` fits the
-queried items (weights 1/q or flat, with or without pseudo-labels on the stream's other items,
-chosen by the check) and checks the fit against the online
+queried items (weights 1/q or flat, chosen by the check) and checks the fit against the online
 learner by cross-validation on the labels; the model an export keeps is the refit when it won the check.
-On the held-out 30%: the online model, the refit, the exported one, the one exported without
-pseudo-labels (the same check on the labels alone), and a batch logistic
+On the held-out 30%: the online model, the refit, the exported one, and a batch logistic
 regression trained on every label of the 70% (scikit-learn's ``LogisticRegression``, C = 1,
 lbfgs, multinomial for more than two classes: an independent implementation, not the refit's
 code). Mean ± std over the permutations; the machine's load average is written beside the
@@ -91,9 +89,6 @@ def measure(name: str, path: Path, cache: Path, runs: int) -> tuple[list[str], l
                 setting = Setting(algo, validate_params(algo, {}), budget=budget)
                 learner, trace = replay_setting(setting, Xs, ys, task, SEED, run)
                 out = final_model_metrics(setting, learner, trace, Xs, ys, task, seed=run, held=(Xh, yh))
-                labels_only = final_model_metrics(setting, learner, trace, Xs, ys, task, seed=run,
-                                                  held=(Xh, yh), pseudo_labels=False)
-                out["labels_only_exported"] = labels_only["holdout_exported"]
                 out["query_ratio"] = float(trace.queried.mean())
                 cell = rows.setdefault((algo, budget), {})
                 for key, value in out.items():
@@ -104,23 +99,20 @@ def measure(name: str, path: Path, cache: Path, runs: int) -> tuple[list[str], l
     lines += [f"## {name} ({X.shape[0]} items, {len(task.classes)} classes, featurizer `{fname}`)", "",
               f"Held out: {n_held} items; batch logistic regression on every label of the other "
               f"{X.shape[0] - n_held}: **{_fmt(batch)}**.", "",
-              "| learner | budget | labels (ratio) | online model | refit | exported | exported, labels only "
-              "| refit chosen (with pseudo-labels) | check: online / refit (weighted CV) "
-              "| exported - batch (pt) |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| learner | budget | labels (ratio) | online model | refit | exported | refit chosen "
+              "| check: online / refit (weighted CV) | exported - batch (pt) |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for (algo, budget), cell in rows.items():
         gap = 100 * (np.mean(cell["holdout_exported"]) - np.mean(batch))
         lines.append(
             f"| {algo} | {budget:.0%} | {np.mean(cell['query_ratio']):.1%} "
             f"| {_fmt(cell['holdout_online'])} "
             f"| {_fmt(_col(cell, 'holdout_refit'))} | {_fmt(cell['holdout_exported'])} "
-            f"| {_fmt(cell['labels_only_exported'])} "
-            f"| {int(sum(cell['refit_chosen']))} of {runs} ({int(sum(cell['refit_pseudo_labels']))}) "
+            f"| {int(sum(cell['refit_chosen']))} of {runs} "
             f"| {np.nanmean(_col(cell, 'refit_cv_online')):.3f} / "
             f"{np.nanmean(_col(cell, 'refit_cv_refit')):.3f} "
             f"| {gap:+.2f} |")
         summary.append(f"| {name} | {algo} | {budget:.0%} | {np.mean(cell['holdout_online']):.3f} "
-                       f"| {np.mean(cell['labels_only_exported']):.3f} "
                        f"| {np.mean(cell['holdout_exported']):.3f} | {np.mean(batch):.3f} | {gap:+.2f} |")
     lines.append("")
     return lines, summary
@@ -150,25 +142,20 @@ def main(argv: list[str] | None = None) -> int:
     lines = [line for section, _ in parts for line in section]
     summary = [row for _, rows in parts for row in rows]
     minutes = (time.monotonic() - t0) / 60
-    command = " ".join(["python benchmarks/refit.py", *(argv if argv is not None else sys.argv[1:])])
     head = ["# The exported model against a batch fit on every label", "",
-            f"Written by `{command}` "
-            f"in {minutes:.1f} min, load average {load0:.1f} at the "
+            f"Written by `python benchmarks/refit.py` in {minutes:.1f} min, load average {load0:.1f} at the "
             f"start and {os.getloadavg()[0]:.1f} at the end (2 cores shared with other work), "
             f"{args.runs} permutations, {args.jobs} streams at once. Each permutation's last "
             f"{HELD_OUT:.0%} is held out; the learner runs "
             "on the rest with the replay's budget; 'refit' is `learners.refit.refit` on its queried items "
-            "(softmax regression; weights 1/q or flat, L2, and with or without pseudo-labels on a sample of "
-            "the stream's unlabelled items, chosen by the check); 'exported' is the model "
+            "(softmax regression; weights 1/q or flat and L2 chosen by the check); 'exported' is the model "
             "an export keeps (the refit when it won the check: 5-fold cross-validation on the labels, "
-            "accuracy weighted by 1/q); 'exported, labels only' is the same without unlabelled items "
-            "(the 4 labels-only candidates: the app's refit job and export today); 'batch' is "
-            "scikit-learn's logistic regression on every label of "
+            "accuracy weighted by 1/q); 'batch' is scikit-learn's logistic regression on every label of "
             "the stream. Accuracy on the held-out items, mean ± std over permutations "
             "(docs/algorithms/refit.md).", "",
-            "| stream | learner | budget | online model | exported, labels only | exported "
-            "| batch, every label | exported - batch (pt) |",
-            "|---|---|---|---|---|---|---|---|", *summary, ""]
+            "| stream | learner | budget | online model | exported | batch, every label "
+            "| exported - batch (pt) |",
+            "|---|---|---|---|---|---|---|", *summary, ""]
     Path(args.out).write_text("\n".join(head + lines) + "\n", encoding="utf-8")
     print(f"wrote {args.out} in {minutes:.1f} min", file=sys.stderr)
     return 0

@@ -85,10 +85,8 @@ def model_record(refit: RefitResult | None) -> dict[str, Any]:
         return {"used": "online", "check": None,
                 "why": "no batch refit was tried; the online learner as the stream left it"}
     used = "refit" if refit.chosen == "refit" and refit.model is not None else "online"
-    pseudo = (f", and pseudo-labels on {refit.check.get('unlabelled')} unlabelled items"
-              if refit.check.get("pseudo_labels") else "")
-    what = ("softmax regression fitted on the labelled items with importance weights 1/q or flat "
-            f"weights{pseudo} (docs/algorithms/refit.md)")
+    what = ("softmax regression fitted on the labelled items with importance weights 1/q "
+            "(docs/algorithms/refit.md)")
     return {"used": used, "check": refit.check,
             "why": (f"the batch refit ({what}) beat the online learner in the check" if used == "refit"
                     else "the online learner as the stream left it: the batch refit "

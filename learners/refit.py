@@ -22,19 +22,6 @@ self-normalised estimate of the accuracy on the stream, whichever weighting the 
 candidate with the best estimate is refitted on every label; the batch model is chosen when its
 estimate beats the online learner's (ties keep the online learner: it is the one the app ran).
 
-Pseudo-labels (self-training, one round), when the caller passes the stream's unlabelled items
-(``unlabelled``; the replay does, with its unqueried items; the app's refit job and export pass
-none): each candidate is also tried as :func:`with_pseudo_labels`, its fit labelling a seeded
-sample of at most :data:`UNLABELLED_PER_LABEL` unlabelled items per label with its most probable
-class, weighted by that probability and scaled so that the pseudo-labels together weigh at most
-what the labels weigh, and refitted on both. Why: a few hundred labels of hashed n-grams leave
-most of the columns the stream uses without a weight; the unlabelled items share some columns
-with the labels and carry the others, so their pseudo-labels extend the fit to them (AG News: a
-0.5-1.5 point gain on held-out items, docs/algorithms/refit.md). The unlabelled items are a
-sample of the stream, so they need no 1/q. The check scores these candidates as the others (the
-fold's labels never enter the pseudo-labelled fit), so a stream where pseudo-labels do not help
-keeps the labels-only fit; ties go to the labels-only one.
-
 :class:`LinearModel` is plain arrays (no pickle): the columns the labels use, their weights and
 the intercepts, so a 2^19-column text model with 1,000 labels stores tens of thousands of
 weights, not millions.
@@ -64,21 +51,9 @@ MAX_WEIGHT = 20.0
 MIN_LABELS = 20
 MAX_ITER = 300
 FORMAT = "softmax-regression/1"
-#: at most this many unlabelled items per label (a seeded sample) are pseudo-labelled (module
-#: docstring): they bound the cost of the pseudo-labelled fits to about 3 times a labels-only one
-UNLABELLED_PER_LABEL = 2
-
-
-def steps(unlabelled: bool) -> int:
-    """Steps :func:`refit` reports to its ``progress``: per fold the online learner and every
-    candidate (twice as many with unlabelled items: each also with pseudo-labels), then the
-    final fit (and its pseudo-labelled fit)."""
-    variants = 2 if unlabelled else 1
-    return FOLDS * (1 + variants * len(WEIGHTINGS) * len(L2_GRID)) + variants
-
-
-#: :func:`steps` of a refit without unlabelled items (the app's refit job)
-STEPS = steps(False)
+#: steps :func:`refit` reports to its ``progress``: per fold the online learner and every
+#: candidate, then the final fit
+STEPS = FOLDS * (1 + len(WEIGHTINGS) * len(L2_GRID)) + 1
 
 
 @dataclass
@@ -208,20 +183,6 @@ def fit_softmax(X: Any, codes: np.ndarray, weights: np.ndarray, classes: Sequenc
     return LinearModel(list(classes), M.shape[1], columns, coef, res.x[m * k:].copy(), float(l2))
 
 
-def with_pseudo_labels(model: LinearModel, X: sp.csr_matrix, codes: np.ndarray, weights: np.ndarray,
-                       unlabelled: sp.csr_matrix) -> LinearModel:
-    """One round of self-training: ``model`` (fitted on rows X (n, d) with codes (n,) and sample
-    weights (n,)) labels each unlabelled row (u, d) with its most probable class, weighted by
-    that probability times ``sum(weights) / u`` (the pseudo-labels together weigh at most what
-    the labels weigh); the same fit (``model.l2``) on labels and pseudo-labels is returned."""
-    S = model.class_scores(unlabelled)
-    P = np.exp(S - S.max(axis=1, keepdims=True))
-    P /= P.sum(axis=1, keepdims=True)
-    scale = float(np.sum(weights)) / unlabelled.shape[0]
-    return fit_softmax(sp.vstack([X, unlabelled], format="csr"), np.concatenate([codes, P.argmax(axis=1)]),
-                       np.concatenate([weights, scale * P.max(axis=1)]), model.classes, model.l2)
-
-
 def weighted_accuracy(pred: np.ndarray, truth: np.ndarray, weights: np.ndarray) -> float:
     """``sum w 1[pred == truth] / sum w`` (the self-normalised importance-weighted accuracy)."""
     return float(weights @ (np.asarray(pred) == np.asarray(truth)) / weights.sum())
@@ -259,19 +220,15 @@ def _learner_codes(learner: Learner, X: sp.csr_matrix) -> np.ndarray:
 
 
 def refit(fresh: Callable[[], Learner], X: Any, codes: np.ndarray, query_probs: np.ndarray,
-          seed: int = 0, progress: Callable[[int], None] | None = None,
-          unlabelled: Any | None = None) -> RefitResult:
+          seed: int = 0, progress: Callable[[int], None] | None = None) -> RefitResult:
     """Batch-fit the labelled items and check the fit against the online learner (module docstring).
 
     fresh: builds the untrained online learner (same algorithm, parameters and start as the one
         in use), for the cross-validation. X: rows (n, d) of the labelled items in label order;
         codes: int (n,) their class codes; query_probs: float (n,) in (0, 1], their query
-        probabilities. seed: the fold split's (and the sample of unlabelled items'). progress:
-        called with the steps done so far (of :func:`steps`) after each one (not called when
-        the fit is skipped); an exception it raises stops the fit (a cancelled job).
-        unlabelled: rows (u, d) of the stream's items without a label, or None; when given (u >
-        0), every candidate is also tried with pseudo-labels on them (:func:`with_pseudo_labels`;
-        at most :data:`UNLABELLED_PER_LABEL` per label, a seeded sample).
+        probabilities. seed: the fold split's. progress: called with the steps done so far (of
+        :data:`STEPS`) after each one (not called when the fit is skipped); an exception it
+        raises stops the fit (a cancelled job).
     """
     done = 0
 
@@ -286,24 +243,17 @@ def refit(fresh: Callable[[], Learner], X: Any, codes: np.ndarray, query_probs: 
     n, classes = M.shape[0], list(fresh().classes)
     w = importance_weights(query_probs)
     fit_weights = {"1/q": w, "flat": np.ones(n)}
-    U = None if unlabelled is None or unlabelled.shape[0] == 0 else as_csr(unlabelled, M.shape[1])
-    rng = np.random.default_rng(seed)
-    if U is not None and U.shape[0] > UNLABELLED_PER_LABEL * n:
-        U = U[np.sort(rng.choice(U.shape[0], UNLABELLED_PER_LABEL * n, replace=False))]
     check: dict[str, Any] = {"method": f"{FOLDS}-fold cross-validation on the labels, accuracy "
                              "weighted by 1/q (q: each label's query probability)",
-                             "labels": int(n), "folds": FOLDS, "max_weight": MAX_WEIGHT,
-                             "unlabelled": 0 if U is None else int(U.shape[0])}
+                             "labels": int(n), "folds": FOLDS, "max_weight": MAX_WEIGHT}
     missing = sorted(set(range(len(classes))) - set(codes.tolist()))
     if n < max(MIN_LABELS, FOLDS) or missing:
         check["skipped"] = (f"{n} labels (at least {MIN_LABELS} needed)" if not missing else
                             f"no label of class(es) {[classes[c] for c in missing]}")
         return RefitResult(None, "online", None, None, check)
-    fold = rng.permutation(n) % FOLDS
+    fold = np.random.default_rng(seed).permutation(n) % FOLDS
     online_right = np.zeros(n)
-    variants = (False, True) if U is not None else (False,)
-    candidates = [(weighting, l2, pseudo) for weighting in WEIGHTINGS for l2 in L2_GRID
-                  for pseudo in variants]
+    candidates = [(weighting, l2) for weighting in WEIGHTINGS for l2 in L2_GRID]
     refit_right = {c: np.zeros(n) for c in candidates}
     for f in range(FOLDS):
         train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
@@ -313,27 +263,15 @@ def refit(fresh: Callable[[], Learner], X: Any, codes: np.ndarray, query_probs: 
             start = None
             for l2 in sorted(L2_GRID, reverse=True):  # strongest first: each warm-starts the next
                 start = fit_softmax(M[train], codes[train], fit_weights[weighting][train], classes, l2, start)
-                refit_right[(weighting, l2, False)][test] = start.predict_codes(M[test]) == codes[test]
+                refit_right[(weighting, l2)][test] = start.predict_codes(M[test]) == codes[test]
                 step()
-                if U is not None:
-                    pseudo = with_pseudo_labels(start, M[train], codes[train],
-                                                fit_weights[weighting][train], U)
-                    refit_right[(weighting, l2, True)][test] = pseudo.predict_codes(M[test]) == codes[test]
-                    step()
     online_cv = float(w @ online_right / w.sum())
     scores = {c: float(w @ right / w.sum()) for c, right in refit_right.items()}
-    # ties: without pseudo-labels, then the stronger L2
-    best = max(candidates, key=lambda c: (scores[c], not c[2], c[1]))
+    best = max(candidates, key=lambda c: (scores[c], c[1]))  # ties: the stronger L2
     model = fit_softmax(M, codes, fit_weights[best[0]], classes, best[1])
     step()
-    if U is not None:
-        if best[2]:
-            model = with_pseudo_labels(model, M, codes, fit_weights[best[0]], U)
-        step()  # the pseudo-labelled final fit (counted when skipped: the total is steps(True))
     chosen = "refit" if scores[best] > online_cv else "online"
     check.update(online_accuracy=online_cv, refit_accuracy=scores[best], weighting=best[0], l2=best[1],
-                 pseudo_labels=best[2],
-                 refit_accuracy_by_candidate={f"{c[0]}, l2 {c[1]:g}{', pseudo-labels' if c[2] else ''}": v
-                                              for c, v in scores.items()},
+                 refit_accuracy_by_candidate={f"{c[0]}, l2 {c[1]:g}": v for c, v in scores.items()},
                  chosen=chosen)
     return RefitResult(model, chosen, online_cv, scores[best], check)

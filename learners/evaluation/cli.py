@@ -24,10 +24,9 @@ featurized as a new project of that kind would be (:mod:`.raw`); ``--featurizer`
 names (a new project's default first). ``--param`` and ``--grid`` keys apply to the algorithms
 that declare them. The primary metric (F1 for binary tasks, accuracy for multiclass; ``--metric``
 to choose another, e.g. ``sum`` or ``cost`` for cost-sensitive runs) marks the best setting.
-``--refit`` batch-refits each run's queried items at its end (weights 1/q or flat, with or
-without pseudo-labels on the run's unqueried items) and checks the refit against the online
-learner (docs/algorithms/refit.md); ``--holdout F`` keeps the last fraction F of each
-permutation out of the stream and scores the online, refit and exported
+``--refit`` batch-refits each run's queried items at its end (importance weights 1/q) and checks
+the refit against the online learner (docs/algorithms/refit.md); ``--holdout F`` keeps the last
+fraction F of each permutation out of the stream and scores the online, refit and exported
 models on it. Errors end with one line on stderr and exit code 2.
 """
 
@@ -412,8 +411,8 @@ def print_table(doc: dict[str, Any], out: Any = None) -> None:
                            ("holdout_online", "holdout_refit", "holdout_exported") if k in m)
             check = (f"online {m['refit_cv_online']:.4f}, refit {m['refit_cv_refit']:.4f}, "
                      if "refit_cv_online" in m else "not tried (too few labels), ")
-            print(f"{'':<16} refit check: {check}refit kept in {m['refit_chosen']:.0%} of runs (with "
-                  f"pseudo-labels in {m['refit_pseudo_labels']:.0%}){held}", file=out)
+            print(f"{'':<16} refit check: {check}refit kept in {m['refit_chosen']:.0%} of runs{held}",
+                  file=out)
     print_per_class(doc, out)
 
 

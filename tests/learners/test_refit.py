@@ -16,16 +16,7 @@ from sklearn.linear_model import LogisticRegression
 import learners
 from learners.base import state_from_bytes, state_to_bytes
 from learners.features import default_config, make_featurizer
-from learners.refit import (
-    MAX_WEIGHT,
-    STEPS,
-    UNLABELLED_PER_LABEL,
-    LinearModel,
-    fit_softmax,
-    importance_weights,
-    refit,
-    steps,
-)
+from learners.refit import MAX_WEIGHT, STEPS, LinearModel, fit_softmax, importance_weights, refit
 from tests.support import raw_data
 
 
@@ -118,50 +109,8 @@ def test_progress_counts_every_step_and_its_exception_stops_the_fit():
         refit(fresh, sp.csr_matrix(X), y, q, progress=stop)
 
 
-def documents(rng: np.random.Generator, n: int, k: int = 3,
-              vocab: int = 40) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Bags of words: each of n rows has 5 words of its class's own ``vocab`` columns and 3 of
-    ``vocab`` shared ones; few labels leave most class words unseen."""
-    y = rng.integers(0, k, size=n)
-    cols = np.concatenate([y[:, None] * vocab + rng.integers(0, vocab, size=(n, 5)),
-                           k * vocab + rng.integers(0, vocab, size=(n, 3))], axis=1)
-    X = sp.csr_matrix((np.full(cols.size, 1 / np.sqrt(8)), (np.repeat(np.arange(n), 8), cols.ravel())),
-                      shape=(n, (k + 1) * vocab))
-    return X, y
-
-
-def test_pseudo_labels_on_unlabelled_items_win_the_check_when_they_reach_unseen_columns():
-    # 30 labels see a fraction of each class's words; 60 unlabelled rows share words with them
-    # and carry the others: their pseudo-labels give those columns weights, and the check sees it
-    rng = np.random.default_rng(0)
-    X, y = documents(rng, 30)
-    U, _ = documents(rng, 2 * 30)
-    H, yh = documents(rng, 1000)
-    q = np.ones(30)
-    fresh = lambda: learners.make("mpea", n_features=X.shape[1], classes=[0, 1, 2])  # noqa: E731
-    seen: list[int] = []
-    with_u = refit(fresh, X, y, q, unlabelled=U, progress=seen.append)
-    labels_only = refit(fresh, X, y, q)
-    assert seen == list(range(1, steps(True) + 1)) and steps(True) == 47
-    assert with_u.check["pseudo_labels"] is True and with_u.check["unlabelled"] == 60
-    assert with_u.chosen == "refit" and with_u.refit_cv > labels_only.refit_cv
-    by = with_u.check["refit_accuracy_by_candidate"]
-    assert by[f"{with_u.check['weighting']}, l2 {with_u.check['l2']:g}, pseudo-labels"] == with_u.refit_cv
-    # the same split (no sample drawn), so the labels-only candidates score as without U
-    own = {c: v for c, v in by.items() if "pseudo" not in c}
-    assert own == labels_only.check["refit_accuracy_by_candidate"]
-    held_out = [np.mean(r.model.predict_codes(H) == yh) for r in (with_u, labels_only)]
-    assert held_out[0] > held_out[1] + 0.02, held_out
-    assert labels_only.check["unlabelled"] == 0 and labels_only.check["pseudo_labels"] is False
-    # more unlabelled rows than UNLABELLED_PER_LABEL per label: a seeded sample of that many
-    many = refit(fresh, X, y, q, unlabelled=sp.vstack([U, U, U]), seed=3)
-    assert many.check["unlabelled"] == UNLABELLED_PER_LABEL * 30
-    assert many.check == refit(fresh, X, y, q, unlabelled=sp.vstack([U, U, U]), seed=3).check
-
-
 def active_stream(name, featurizer, texts, labels, classes):
-    """The app's loop, recording the labelled rows, their class codes and query probabilities,
-    and the rows it did not query."""
+    """The app's loop, recording the labelled rows, their class codes and query probabilities."""
     lrn = learners.make(name, n_features=featurizer.n_features, classes=classes, delta=0.3)
     rng = np.random.default_rng(7)
     X = featurizer.transform(texts)
@@ -173,20 +122,17 @@ def active_stream(name, featurizer, texts, labels, classes):
             rows.append(i)
             codes.append(classes.index(y))
             qs.append(d.query_prob)
-    return lrn, X[rows], np.array(codes), np.array(qs), X[np.setdiff1d(np.arange(len(labels)), rows)]
+    return lrn, X[rows], np.array(codes), np.array(qs)
 
 
 @pytest.mark.datasets
 def test_an_exported_refit_predicts_raw_items_without_django_or_pickle(tmp_path):
     texts, labels = raw_data.ag_news(1000)
     f = make_featurizer({**default_config("text", "hashed-ngrams"), "n_features": 2**15})
-    lrn, X, codes, qs, unqueried = active_stream("mpea", f, texts[:700], labels[:700], [1, 2, 3, 4])
+    lrn, X, codes, qs = active_stream("mpea", f, texts[:700], labels[:700], [1, 2, 3, 4])
     result = refit(lambda: learners.make("mpea", n_features=f.n_features, classes=[1, 2, 3, 4], delta=0.3),
-                   X, codes, qs, unlabelled=unqueried)
+                   X, codes, qs)
     assert result.chosen == "refit", result.check  # a perceptron's single pass loses to the batch fit
-    # the 426 unqueried texts reach n-grams the 274 labels never saw (as on AG News in benchmarks/REFIT.md)
-    assert result.check["pseudo_labels"] is True
-    assert result.check["unlabelled"] == unqueried.shape[0] == 700 - len(codes)
     held_out = texts[700:]
     expected = result.model.predict(f.transform(held_out)).tolist()
     online = lrn.predict(f.transform(held_out)).tolist()
@@ -197,7 +143,6 @@ def test_an_exported_refit_predicts_raw_items_without_django_or_pickle(tmp_path)
     card = json.loads((tmp_path / "news.json").read_text())
     assert card["model"]["used"] == "refit" and card["model"]["check"]["chosen"] == "refit"
     assert "importance weights 1/q" in card["model"]["why"]
-    assert f"pseudo-labels on {result.check['unlabelled']} unlabelled items" in card["model"]["why"]
     with np.load(tmp_path / "news.npz", allow_pickle=False) as npz:
         assert "refit" in npz.files and npz["refit"].dtype == np.uint8
     (tmp_path / "held_out.json").write_text(json.dumps(held_out))
