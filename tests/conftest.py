@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.resources import services_problem, services_required
+from tests.support.resources import absent, services_problem
 
 
 @pytest.fixture(scope="session")
@@ -13,9 +13,7 @@ def services() -> None:
     """Request FIRST in service-backed tests: skip (laptop) or fail (CI) without PostgreSQL + Redis."""
     problem = services_problem()
     if problem is not None:
-        if services_required():
-            pytest.fail(f"services required (REQUIRE_SERVICES=1 or CI=true): {problem}")
-        pytest.skip(problem)
+        absent(problem)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -12,11 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.resources import shared_dataset
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "label_efficiency.py"
-DATA = ROOT.parent / "shared" / "datasets" / "raw_urls"
 
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="the shared URL dataset is not here")
+pytestmark = pytest.mark.datasets
+
+
+@pytest.fixture(autouse=True)
+def _urls() -> None:
+    shared_dataset("raw_urls")  # the script reads it: skip on a laptop without it, fail in CI
 
 
 def plan_of(tmp_path: Path, *extra: str) -> str:

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 from django.test import Client
 
 from annotator.labelling.annotation.actions import submit_label
@@ -24,6 +23,7 @@ from annotator.labelling.models import Honeypot, Item, Label, Membership, Review
 from annotator.labelling.projects.demo import digit_records
 from annotator.labelling.teams.reviews import decide, request_review
 from tests.support.app import digits_project, member, teach
+from tests.support.resources import require_postgresql
 
 pytestmark = pytest.mark.django_db
 
@@ -208,8 +208,7 @@ def test_the_openapi_document_lists_the_dataset_route():
 def test_every_item_once_on_postgresql(services, tmp_path):
     """The same export on PostgreSQL (run with DATABASE_URL=postgres://...: the JSON and regex
     comparisons differ between the databases)."""
-    if connection.vendor != "postgresql":
-        pytest.skip("this session runs on SQLite; run it with DATABASE_URL=postgres://...")
+    require_postgresql()
     test_every_item_once_with_its_provenance_in_every_format(tmp_path)
 
 

@@ -14,6 +14,7 @@ from django.db import connection
 from annotator.labelling.models import Item
 from annotator.labelling.reporting.item_browser import browse
 from tests.support.app import text_project
+from tests.support.resources import require_postgresql
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
@@ -22,8 +23,7 @@ MIGRATION = importlib.import_module("annotator.labelling.migrations.0031_item_te
 
 @pytest.fixture
 def postgresql(services) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("this session runs on SQLite; run it with DATABASE_URL=postgres://...")
+    require_postgresql()
 
 
 def _index_exists() -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.resources import services_required
+from tests.support.resources import absent
 
 CHROMIUM = "/usr/bin/chromium"
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
@@ -36,6 +36,13 @@ def _missing(axe: bool = False) -> str | None:
     except ImportError:
         return "the playwright package is not installed (requirements-dev.txt)"
     return None
+
+
+def require_browser(axe: bool = False) -> None:
+    """Chromium and Playwright (and axe-core when ``axe``) are here; else skip, or fail in CI."""
+    problem = _missing(axe=axe)
+    if problem:
+        absent(problem)
 
 
 #: how Chromium's console reports a Content-Security-Policy violation
@@ -68,11 +75,7 @@ def _chromium(monkeypatch: pytest.MonkeyPatch, bypass_csp: bool) -> Iterator[Any
     test's own ORM calls; they are plain synchronous calls, hence DJANGO_ALLOW_ASYNC_UNSAFE.
     """
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    problem = _missing(axe=bypass_csp)
-    if problem:
-        if services_required():
-            pytest.fail(f"browser tests required (REQUIRE_SERVICES=1): {problem}")
-        pytest.skip(problem)
+    require_browser(axe=bypass_csp)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

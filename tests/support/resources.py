@@ -23,15 +23,27 @@ def services_required() -> bool:
     return os.environ.get("REQUIRE_SERVICES") == "1" or os.environ.get("CI") == "true"
 
 
+def absent(message: str) -> None:
+    """A resource the test needs is absent: fail in CI (:func:`services_required`), else skip."""
+    if services_required():
+        pytest.fail(f"required in CI (REQUIRE_SERVICES=1): {message}")
+    pytest.skip(message)
+
+
 def shared_dataset(relative: str) -> Path:
     """Path of a file under :data:`DATASETS`; skip (laptop) or fail (CI) when missing."""
     path = DATASETS / relative
     if not path.exists():
-        message = f"dataset {path} is missing (the {DATASETS} folder is not beside the repo)"
-        if services_required():
-            pytest.fail(message)
-        pytest.skip(message)
+        absent(f"dataset {path} is missing (the {DATASETS} folder is not beside the repo)")
     return path
+
+
+def require_postgresql() -> None:
+    """The test runs only on PostgreSQL: skip (laptop) or fail (CI) on another database."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        absent("this session runs on SQLite; run it with DATABASE_URL=postgres://...")
 
 
 def _reachable(host: str, port: int) -> bool:

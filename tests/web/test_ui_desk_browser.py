@@ -6,8 +6,6 @@ size, with no serious or critical axe-core violation. Screenshots under test-out
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from annotator.labelling.engine.pipeline import update_project
@@ -20,6 +18,7 @@ from tests.support.browser import (
     axe_violations,
     log_in,
     open_demo_queue,
+    require_browser,
     screenshot,
     wait_for_labels_sent,
 )
@@ -56,8 +55,7 @@ def test_a_touch_screen_shows_no_key_hints_and_the_first_history_entry(live_serv
     key help is gone, and the item, its buttons and the newest label fit on the screen."""
     from playwright.sync_api import sync_playwright
 
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} not found")
+    require_browser()
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     width, height = SIZES["phone"]
     with sync_playwright() as p:
