@@ -26,6 +26,8 @@ Environment variables (all optional for local development):
   the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
 * ``REFIT_REQUEST_MAX_LABELS``: the newest labels an export fits its batch refit on in the request
   when no refit job's result is current (default 5000; the job fits on every label).
+* ``REFIT_MAX_UNLABELLED``: most model-decided items a refit job reads to self-train on (default
+  20000; 0: labels only; docs/algorithms/refit.md).
 * ``BROKER_TIMEOUT_SECONDS``: longest wait for one broker connect or command (default 0.5).
 * ``JOB_STALE_SECONDS``: an import or planner run silent this long is restarted (default 60).
 * ``IMPORT_FIRST_CHUNK`` / ``IMPORT_CHUNK``: records in an import's first chunk (default 200) and
@@ -330,6 +332,7 @@ DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 500
 #: refit in the request on the newest this many labels (21 fits: seconds for a thousand labels on
 #: 2 cores, docs/algorithms/refit.md); the console's "Refit on all labels" job fits on every label.
 REFIT_REQUEST_MAX_LABELS = max(1, int(os.environ.get("REFIT_REQUEST_MAX_LABELS", 5000)))
+REFIT_MAX_UNLABELLED = max(0, int(os.environ.get("REFIT_MAX_UNLABELLED", 20000)))
 
 
 # ------------------------------------------------------------------------------ webhooks

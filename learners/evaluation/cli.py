@@ -24,8 +24,9 @@ featurized as a new project of that kind would be (:mod:`.raw`); ``--featurizer`
 names (a new project's default first). ``--param`` and ``--grid`` keys apply to the algorithms
 that declare them. The primary metric (F1 for binary tasks, accuracy for multiclass; ``--metric``
 to choose another, e.g. ``sum`` or ``cost`` for cost-sensitive runs) marks the best setting.
-``--refit`` batch-refits each run's queried items at its end (importance weights 1/q) and checks
-the refit against the online learner (docs/algorithms/refit.md); ``--holdout F`` keeps the last
+``--refit`` batch-refits each run's queried items at its end (importance weights 1/q; self-trained
+on the items it did not query when its check finds that better) and checks the refit against
+the online learner (docs/algorithms/refit.md); ``--holdout F`` keeps the last
 fraction F of each permutation out of the stream and scores the online, refit and exported
 models on it. Errors end with one line on stderr and exit code 2.
 """
@@ -152,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", default=None, metavar="OUT.csv")
     p.add_argument("--plot", default=None, metavar="OUT.svg")
     p.add_argument("--refit", action="store_true",
-                   help="after each run, batch-refit the queried items (importance weights 1/q) and check "
+                   help="after each run, batch-refit the queried items (importance weights 1/q; self-trained "
+                        "on the items not queried when the check finds that better) and check "
                         "the refit against the online learner (docs/algorithms/refit.md)")
     p.add_argument("--holdout", default=None, metavar="F",
                    help="with --refit: hold out the last fraction F of each run's permutation and score "

@@ -2,8 +2,9 @@
 the stream never showed.
 
 ``python -m learners.replay --refit`` runs :func:`final_model_metrics` after each run: the
-batch fit of :func:`learners.refit.refit` on the run's queried items (importance weights 1/q)
-and its check against the online learner. With ``--holdout F`` the last fraction F of each
+batch fit of :func:`learners.refit.refit` on the run's queried items (importance weights 1/q;
+self-trained on the items it did not query when the check finds that better) and its check
+against the online learner. With ``--holdout F`` the last fraction F of each
 run's permutation is kept out of the stream (:func:`split_held_out`) and the online learner,
 the refit and the model an export would keep are scored on it.
 """
@@ -31,23 +32,26 @@ def split_held_out(Xp: sp.csr_matrix, yp: np.ndarray,
 def refit_stream(setting: Setting, learner: Learner, trace: Trace, Xs: sp.csr_matrix, ys: np.ndarray,
                  task: Task, seed: int = 0) -> RefitResult:
     """:func:`learners.refit.refit` on the items a replay of ``setting`` queried (rows of ``Xs``
-    in stream order, their codes ``ys``, their logged query probabilities)."""
+    in stream order, their codes ``ys``, their logged query probabilities); the items it did not
+    query are the refit's unlabelled items (self-training)."""
     labelled = np.flatnonzero(trace.queried)
     return refit(lambda: fresh_learner(setting, Xs.shape[1], task), Xs[labelled], ys[labelled],
-                 trace.query_prob[labelled], seed=seed)
+                 trace.query_prob[labelled], seed=seed, unlabelled=Xs[np.flatnonzero(~trace.queried)])
 
 
 def final_model_metrics(setting: Setting, learner: Learner, trace: Trace, Xs: sp.csr_matrix,
                         ys: np.ndarray, task: Task, seed: int = 0,
                         held: tuple[sp.csr_matrix, np.ndarray] | None = None) -> dict[str, float]:
     """Metrics of the refit after a replay: ``refit_chosen`` (1 when the refit beat the online
-    learner in the check, else 0), ``refit_cv_online`` / ``refit_cv_refit`` (the check's
+    learner in the check, else 0), ``refit_self_trained`` (1 when the refit is the self-trained
+    fit, else 0), ``refit_cv_online`` / ``refit_cv_refit`` (the check's
     importance-weighted accuracies; absent when there were too few labels to try); with ``held``
     (rows, codes) also ``holdout_online``, ``holdout_refit`` (absent untried) and
     ``holdout_exported`` (accuracy on the held-out items of the online learner, of the refit,
     and of the one kept)."""
     result = refit_stream(setting, learner, trace, Xs, ys, task, seed)
-    out = {"refit_chosen": float(result.chosen == "refit")}
+    out = {"refit_chosen": float(result.chosen == "refit"),
+           "refit_self_trained": float(bool(result.check.get("pseudo_labels")))}
     if result.online_cv is not None and result.refit_cv is not None:
         out.update(refit_cv_online=result.online_cv, refit_cv_refit=result.refit_cv)
     if held is not None:

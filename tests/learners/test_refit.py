@@ -16,7 +16,17 @@ from sklearn.linear_model import LogisticRegression
 import learners
 from learners.base import state_from_bytes, state_to_bytes
 from learners.features import default_config, make_featurizer
-from learners.refit import MAX_WEIGHT, STEPS, LinearModel, fit_softmax, importance_weights, refit
+from learners.refit import (
+    MAX_WEIGHT,
+    STEPS,
+    UNLABELLED_PER_LABEL,
+    LinearModel,
+    fit_softmax,
+    importance_weights,
+    paired_gain,
+    refit,
+    steps,
+)
 from tests.support import raw_data
 
 
@@ -90,6 +100,76 @@ def test_the_check_keeps_the_better_model_and_says_why():
     assert one_missing.model is None and "class(es) [2]" in one_missing.check["skipped"]
 
 
+def bags_of_words(n: int, seed: int, vocabulary: int = 300,
+                  per_item: int = 5) -> tuple[sp.csr_matrix, np.ndarray]:
+    """n items of 3 classes: each holds ``per_item`` words of its class's own ``vocabulary`` and 2
+    of 100 words every class shares (columns past ``3 * vocabulary + 100`` stay unused). 150
+    labels see about half of a class's words, so a labels-only fit misses the rest."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, size=n)
+    rows = [np.concatenate([c * vocabulary + rng.choice(vocabulary, per_item, replace=False),
+                            3 * vocabulary + rng.choice(100, 2, replace=False)]) for c in y]
+    width = per_item + 2
+    return sp.csr_matrix((np.ones(n * width), np.concatenate(rows), np.arange(n + 1) * width),
+                         shape=(n, 3 * vocabulary + 200)), y
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_self_training_is_kept_where_the_check_finds_it_better(seed):
+    """The unlabelled items carry the words the labels never saw: their pseudo-labels give those
+    words weights; the check sees the gain on its folds and keeps the self-trained fit, which is
+    better on items it never saw."""
+    X, y = bags_of_words(150 + 1800 + 600, seed)
+    labelled, unlabelled, held_out = slice(0, 150), slice(150, 1950), slice(1950, None)
+    fresh = lambda: learners.make("mpea", n_features=X.shape[1], classes=[0, 1, 2])  # noqa: E731
+    labels_only = refit(fresh, X[labelled], y[labelled], np.ones(150))
+    trained = refit(fresh, X[labelled], y[labelled], np.ones(150), unlabelled=X[unlabelled])
+    assert "self_training" not in labels_only.check and labels_only.check["pseudo_labels"] is False
+    used = trained.check["self_training"]
+    assert used["used"] and used["gain"] > used["standard_error"] > 0 and trained.check["pseudo_labels"]
+    # at most 10 unlabelled items per label, a seeded sample: the same one twice
+    assert trained.check["unlabelled"] == UNLABELLED_PER_LABEL * 150 < 1800
+    again = refit(fresh, X[labelled], y[labelled], np.ones(150), unlabelled=X[unlabelled])
+    assert np.array_equal(again.model.coef, trained.model.coef)
+    before = np.mean(labels_only.model.predict_codes(X[held_out]) == y[held_out])
+    after = np.mean(trained.model.predict_codes(X[held_out]) == y[held_out])
+    assert after > before + 0.02, (before, after)
+    # the self-trained model has weights on words only unlabelled items hold
+    assert len(trained.model.columns) > len(labels_only.model.columns)
+
+
+def test_self_training_on_items_that_carry_no_signal_is_refused():
+    """Unlabelled rows that share no column with the labels: their pseudo-labels are one class
+    (the intercept's) and only pull the fit towards it; the check must keep the labels-only fit."""
+    X, y = bags_of_words(150 + 600, 0)
+    noise = sp.csr_matrix((np.ones(1000), np.random.default_rng(0).integers(1000, 1100, 1000),
+                           np.arange(1001)), shape=(1000, X.shape[1]))
+    fresh = lambda: learners.make("mpea", n_features=X.shape[1], classes=[0, 1, 2])  # noqa: E731
+    labels_only = refit(fresh, X[:150], y[:150], np.ones(150))
+    refused = refit(fresh, X[:150], y[:150], np.ones(150), unlabelled=noise)
+    assert refused.check["self_training"]["used"] is False and refused.check["unlabelled"] == 1000
+    assert np.array_equal(refused.model.coef, labels_only.model.coef)
+    assert refused.refit_cv == labels_only.refit_cv
+
+
+def test_the_paired_gain_and_its_standard_error():
+    better, base, w = np.array([1, 1, 0, 1]), np.array([1, 0, 0, 0]), np.array([1.0, 2.0, 1.0, 4.0])
+    gain, se = paired_gain(better, base, w)
+    assert gain == pytest.approx(6 / 8)  # (2 + 4) of the weight 8
+    d = w * (better - base)
+    assert se == pytest.approx(np.sqrt(np.sum((d - w * gain) ** 2)) / 8)
+    assert paired_gain(base, base, w) == (0.0, 0.0)
+
+
+def test_a_fit_warm_started_on_fewer_columns_reaches_the_same_optimum():
+    X, y = bags_of_words(300, 4)
+    few = fit_softmax(X[:100], y[:100], np.ones(100), [0, 1, 2], l2=0.1)
+    cold = fit_softmax(X, y, np.ones(300), [0, 1, 2], l2=0.1)
+    warm = fit_softmax(X, y, np.ones(300), [0, 1, 2], l2=0.1, start=few)
+    assert set(few.columns) < set(warm.columns) and np.array_equal(warm.columns, cold.columns)
+    np.testing.assert_allclose(warm.class_scores(X), cold.class_scores(X), atol=1e-3)
+
+
 def test_progress_counts_every_step_and_its_exception_stops_the_fit():
     """What the app's refit job beats with (and stops by, when cancelled)."""
     X, y = blobs(200, 3, seed=5)
@@ -100,6 +180,10 @@ def test_progress_counts_every_step_and_its_exception_stops_the_fit():
     assert seen == list(range(1, STEPS + 1)) and STEPS == 26
     plain = refit(fresh, sp.csr_matrix(X), y, q)
     assert with_progress.check == plain.check and np.array_equal(with_progress.model.coef, plain.model.coef)
+    seen.clear()  # with unlabelled items: one self-trained fit per fold and one at the end
+    unlabelled = sp.csr_matrix(blobs(50, 3, seed=6)[0])
+    refit(fresh, sp.csr_matrix(X), y, q, progress=seen.append, unlabelled=unlabelled)
+    assert seen == list(range(1, steps(True) + 1)) and steps(True) == 32 and steps(False) == STEPS
 
     def stop(step: int) -> None:
         if step == 3:

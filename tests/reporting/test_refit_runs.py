@@ -18,7 +18,9 @@ from django.utils import timezone
 from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.annotation.relabel import relabel
 from annotator.labelling.engine import jobs
+from annotator.labelling.engine.learner_state import stored_learner
 from annotator.labelling.engine.pipeline import update_project
+from annotator.labelling.engine.stored_vectors import decode_row
 from annotator.labelling.ingest import import_records
 from annotator.labelling.models import Item, LearnerState, Membership, Project, RefitRun
 from annotator.labelling.projects.creation import create_project
@@ -26,6 +28,7 @@ from annotator.labelling.projects.settings_changes import change_settings
 from annotator.labelling.reporting import refit_runs
 from annotator.labelling.worker import tasks
 from learners.model_file import refit_from_bytes
+from learners.refit import steps
 from tests.support.app import Worker, member, vector_records
 
 
@@ -78,13 +81,19 @@ def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, s
     job = refit_runs.run(job.pk)  # what the Celery task runs
     state = LearnerState.objects.get(project=project)
     assert job.status == "done" and job.labels == labels and job.model_version == state.version
-    assert job.done == job.total > refit_runs.STEPS and job.figures["labels"] == labels
+    assert job.done == job.total > steps(True) and job.figures["labels"] == labels
+    # the items the model decided alone (those `random` did not draw) are the self-training sample
+    decided = Item.objects.filter(project=project, status=Item.Status.AUTO).count()
+    assert decided > 0 and job.figures["unlabelled"] == decided
+    assert set(job.figures["self_training"]) == {"gain", "standard_error", "used"}
     assert job.chosen in ("refit", "online") and job.figures["chosen"] == job.chosen
     panel = client.get(f"/projects/{project.pk}/console/refit").content.decode()
     assert f'<b class="refit-labels">{labels}</b>' in panel and "An export uses this result" in panel
     assert "hx-trigger" not in panel  # done: the panel stops polling
     figures = job.figures
     assert f'{figures["online_accuracy"]:.3f}' in panel and f'{figures["refit_accuracy"]:.3f}' in panel
+    assert f"Self-training on {decided} items the model decided alone" in panel
+    assert f'{figures["self_training"]["gain"]:.3f}' in panel
 
     # the export now holds the stored refit of every label; the card says where it came from
     card = _card(client, project)
@@ -111,6 +120,31 @@ def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, s
     assert card["refit"]["source"] == "export request" and card["refit"]["labels"] == 40
     panel = client.get(f"/projects/{project.pk}/console/refit").content.decode()
     assert "stale" in panel and "newest 40 labels" in panel
+
+
+@pytest.mark.django_db
+def test_the_unlabelled_sample_is_bounded_seeded_and_only_items_the_model_decided(settings):
+    project, _ = labelled_project(240)
+    learner = stored_learner(LearnerState.objects.get(project=project))
+    decided = list(Item.objects.filter(project=project, status=Item.Status.AUTO).order_by("pk"))
+    every = refit_runs.read_unlabelled(project, learner, 10_000)
+    assert every.shape == (len(decided), learner.n_features)
+    first = decided[0]
+    idx, vals = decode_row(first.vector, learner.n_features)
+    assert np.array_equal(every[0].indices, idx) and np.allclose(every[0].data, vals)
+    pages: list[int] = []
+    some = refit_runs.read_unlabelled(project, learner, 30, page_read=pages.append)
+    assert some.shape[0] == 30 and pages == [1]
+    assert (some != refit_runs.read_unlabelled(project, learner, 30)).nnz == 0  # the project's seed
+    rows = {every[i].toarray().tobytes() for i in range(every.shape[0])}
+    assert all(some[i].toarray().tobytes() in rows for i in range(30))
+    # the per-label bound and the setting's cap
+    settings.REFIT_MAX_UNLABELLED = 25
+    assert refit_runs.unlabelled_limit(2) == 20 and refit_runs.unlabelled_limit(100) == 25
+    settings.REFIT_MAX_UNLABELLED = 0
+    job = refit_runs.run(refit_runs.start(project, member(project, "boss", Membership.Role.ADMIN))[0].pk)
+    assert job.status == "done" and job.figures["unlabelled"] == 0 and "self_training" not in job.figures
+    assert job.total == -(-job.labels // refit_runs.PAGE) + steps(False)
 
 
 @pytest.mark.django_db

@@ -93,8 +93,9 @@ def project_refit(project: Project, state: LearnerState,
         "source": "export request", "labels": n, "model_version": state.version, "cap": cap,
         "all_labels": n < cap or refit_runs.count_labels(project, state.version) == n,
         "why": f"no refit job result is current at model version {state.version}: fitted in the export "
-               f"request on the newest {cap:,} labels at most (the console's \"Refit on all labels\" "
-               "fits on every label)"}
+               f"request on the newest {cap:,} labels at most, labels only (the console's \"Refit on all "
+               "labels\" fits on every label, self-trained on items the model decided alone where that "
+               "checks better)"}
 
 
 def _current(project: Project) -> tuple[learners.Learner, dict[str, Any], RefitResult]:

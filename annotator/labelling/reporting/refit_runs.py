@@ -6,9 +6,14 @@ worker, and the stored outcome the exports use while it is current.
   ``applied_version``), and returns them in applied order: every label (the job) or the newest
   ``settings.REFIT_REQUEST_MAX_LABELS`` (an export without a current stored refit fits in its
   request, :func:`.export.project_refit`).
+* :func:`read_unlabelled` reads a seeded sample of the items the model decided alone (at most
+  :data:`learners.refit.UNLABELLED_PER_LABEL` per label and ``settings.REFIT_MAX_UNLABELLED``):
+  the job's refit self-trains on them when its check finds that better. An export fitting in
+  its request does not (it fits labels only: a self-trained check costs several times as much).
 * :func:`start` creates a :class:`..models.RefitRun` unless one of the project waits or runs (a
   double click starts one job); the caller sends it (``send.run_refit``).
-* :func:`run` is the worker's side: claim the run (:mod:`..engine.jobs`), read every label, run
+* :func:`run` is the worker's side: claim the run (:mod:`..engine.jobs`), read every label and
+  the sample of unlabelled items, run
   :func:`learners.refit.refit` (its progress is the run's beat; a cancelled run stops at its next
   step), store the outcome: the chosen model as the model file stores it
   (:func:`learners.model_file.refit_bytes`), the check's figures, the model version and the
@@ -23,7 +28,10 @@ Memory of a run, for n labels with z non-zeros in all and k classes: the rows as
 (12 z + 4 n bytes), briefly twice while the pages are joined, plus one page of stored vectors;
 then the fit's working copies (a fold's training rows restricted to their columns, about 2x the
 matrix) and a few n x k float arrays. 40,000 labels of a hashed-n-gram text project (~60
-non-zeros each) hold about 30 MB; of a 384-d embedding, about 185 MB.
+non-zeros each) hold about 30 MB; of a 384-d embedding, about 185 MB. The unlabelled sample
+adds its own rows (at most ``REFIT_MAX_UNLABELLED``, 20,000 by default: about 15 MB of hashed
+n-grams, 95 MB of 384-d embeddings) and a self-trained fit's working copies of labels and sample
+together.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -43,9 +52,9 @@ import learners
 from annotator.labelling.engine import jobs
 from annotator.labelling.engine.learner_state import stored_learner
 from annotator.labelling.engine.stored_vectors import decode_row
-from annotator.labelling.models import Label, LearnerState, Project, RefitRun
+from annotator.labelling.models import Item, Label, LearnerState, Project, RefitRun
 from learners.model_file import refit_bytes, refit_from_bytes
-from learners.refit import STEPS, RefitResult, refit
+from learners.refit import UNLABELLED_PER_LABEL, RefitResult, refit, steps
 
 #: labels read per query (one page of stored vectors in memory at a time)
 PAGE = 2000
@@ -113,14 +122,44 @@ def read_labels(project: Project, learner: learners.Learner, version: int, newes
     return Labelled(X, codes, qs)
 
 
+def unlabelled_limit(labels: int) -> int:
+    """How many unlabelled items :func:`run` reads for ``labels`` labels: refit's per-label bound,
+    capped by ``settings.REFIT_MAX_UNLABELLED``."""
+    return min(UNLABELLED_PER_LABEL * labels, settings.REFIT_MAX_UNLABELLED)
+
+
+def read_unlabelled(project: Project, learner: learners.Learner, limit: int,
+                    page_read: Callable[[int], None] | None = None) -> sp.csr_matrix:
+    """CSR (u, n_features) of at most ``limit`` items the model decided alone (status ``auto``,
+    with a stored vector), a sample drawn with the project's seed from all of them, in ``pk``
+    order; read :data:`PAGE` vectors at a time (``page_read`` as in :func:`read_labels`).
+    ValueError for a stored vector that cannot be read."""
+    decided = Item.objects.filter(project=project, status=Item.Status.AUTO, vector__isnull=False)
+    pks = np.fromiter(decided.values_list("pk", flat=True).iterator(chunk_size=PAGE), dtype=np.int64)
+    if len(pks) > limit:
+        pks = np.sort(np.random.default_rng([project.rng_seed, 2]).choice(pks, limit, replace=False))
+    rows: list[tuple[np.ndarray, np.ndarray]] = []
+    for at in range(0, len(pks), PAGE):
+        page = decided.filter(pk__in=pks[at:at + PAGE].tolist()).order_by("pk")
+        rows += [decode_row(vector, learner.n_features) for vector in page.values_list("vector", flat=True)]
+        if page_read is not None:
+            page_read(at // PAGE + 1)
+    lengths = np.array([len(idx) for idx, _ in rows], dtype=np.int64)
+    return sp.csr_matrix((np.concatenate([vals for _, vals in rows]) if rows else np.zeros(0),
+                          np.concatenate([idx for idx, _ in rows]) if rows else np.zeros(0, np.int32),
+                          np.concatenate([[0], np.cumsum(lengths)])), shape=(len(rows), learner.n_features))
+
+
 def fit(project: Project, learner: learners.Learner, labelled: Labelled,
-        progress: Callable[[int], None] | None = None) -> RefitResult:
-    """:func:`learners.refit.refit` of ``labelled``; the online side of the check is a fresh
-    learner of the project's configuration (:meth:`..models.Project.new_learner`, its cold start
-    included), the folds seeded by the project's seed. ``progress``: as refit's."""
+        progress: Callable[[int], None] | None = None,
+        unlabelled: sp.csr_matrix | None = None) -> RefitResult:
+    """:func:`learners.refit.refit` of ``labelled`` (self-trained on ``unlabelled`` rows when
+    given and the check finds that better); the online side of the check is a fresh learner of
+    the project's configuration (:meth:`..models.Project.new_learner`, its cold start included),
+    the folds seeded by the project's seed. ``progress``: as refit's."""
     n = learner.n_features
     return refit(lambda: project.new_learner(n), labelled.X, labelled.codes, labelled.query_probs,
-                 seed=project.rng_seed, progress=progress)
+                 seed=project.rng_seed, progress=progress, unlabelled=unlabelled)
 
 
 def config_fingerprint(project: Project) -> str:
@@ -160,15 +199,23 @@ def run(run_id: int) -> RefitRun | None:
     state = LearnerState.objects.get(project=project)
     version, fingerprint = state.version, config_fingerprint(project)
     learner = stored_learner(state)
-    pages = -(-count_labels(project, version) // PAGE)
+    labels = count_labels(project, version)
+    # the progress bar's steps: label pages, unlabelled pages (at most), the fit's steps
+    pages = -(-labels // PAGE) + -(-unlabelled_limit(labels) // PAGE)
+    total = pages + steps(unlabelled_limit(labels) > 0)
 
     def beat(done: int) -> None:
-        if not jobs.beat(job, done=done, total=pages + STEPS):
+        if not jobs.beat(job, done=done, total=total):
             raise _StopError
 
     try:
         labelled = read_labels(project, learner, version, page_read=beat)
-        result = fit(project, learner, labelled, progress=lambda step: beat(pages + step))
+        label_pages = -(-labelled.X.shape[0] // PAGE)
+        unlabelled = read_unlabelled(project, learner, unlabelled_limit(labelled.X.shape[0]),
+                                     page_read=lambda page: beat(label_pages + page))
+        total = pages + steps(unlabelled.shape[0] > 0)
+        result = fit(project, learner, labelled, progress=lambda step: beat(pages + step),
+                     unlabelled=unlabelled)
     except _StopError:
         job.refresh_from_db()
         return job
@@ -178,7 +225,7 @@ def run(run_id: int) -> RefitRun | None:
         outcome = {"status": RefitRun.Status.DONE, "model_version": version, "fingerprint": fingerprint,
                    "labels": labelled.X.shape[0], "chosen": result.chosen, "figures": result.check,
                    "model": None if result.model is None else refit_bytes(result.model),
-                   "done": pages + STEPS, "total": pages + STEPS}
+                   "done": total, "total": total}
     with jobs.finishing(job) as held:
         if held:
             RefitRun.objects.filter(pk=job.pk).update(finished=timezone.now(), **outcome)
