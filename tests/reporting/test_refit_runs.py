@@ -148,6 +148,15 @@ def test_the_unlabelled_sample_is_bounded_seeded_and_only_items_the_model_decide
 
 
 @pytest.mark.django_db
+def test_the_panel_writes_the_request_cap_as_the_card_does(client, settings):
+    settings.REFIT_REQUEST_MAX_LABELS = 12345
+    project, admin = labelled_project(30)
+    client.force_login(admin)
+    panel = client.get(f"/projects/{project.pk}/console/refit").content.decode()
+    assert "newest 12,345 labels" in panel and "newest 12,345 labels" in _card(client, project)["refit"]["why"]
+
+
+@pytest.mark.django_db
 def test_a_changed_configuration_makes_the_stored_refit_stale(settings):
     """A new algorithm rebuilds the learner without moving the model version: the fingerprint
     tells the stored refit (checked against the former learner) is not current."""

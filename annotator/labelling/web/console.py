@@ -122,12 +122,13 @@ def refit_panel(project: Project) -> dict[str, Any]:
     """What the console's refit panel shows: the project's newest refit job (``job``, None before
     the first), whether the export uses it (``current``: it is current,
     :func:`.refit_runs.current_run`), the model version now (``version``) and the labels an
-    export without a current refit fits on in its request (``cap``)."""
+    export without a current refit fits on in its request (``cap``, a string with thousands
+    separators, as the card's ``why`` writes it)."""
     job = project.refit_runs.first()
     state = LearnerState.objects.get(project=project)
     current = refit_runs.current_run(project, state)
     return {"job": job, "current": job is not None and current is not None and current.pk == job.pk,
-            "version": state.version, "cap": settings.REFIT_REQUEST_MAX_LABELS}
+            "version": state.version, "cap": f"{settings.REFIT_REQUEST_MAX_LABELS:,}"}
 
 
 @login_required
