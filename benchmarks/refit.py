@@ -10,8 +10,9 @@ For each stream of :mod:`benchmarks.raw_streams` with a new project's featurizer
 permutation r (``learners.evaluation.engine.run_seeds``) is split: the last 30% of the permuted
 items are held out, the first 70% are the stream. On the stream each learner runs with the
 replay's budget at 10% and 20% (``--budget``), then :func:`learners.refit.refit` fits the
-queried items (weights 1/q or flat, chosen by the check) and checks the fit against the online
-learner by cross-validation on the labels; the model an export keeps is the refit when it won the check.
+queried items (weights 1/q or flat, chosen by the check; self-trained on the items it did not
+query when the check finds that better) and checks the fit against the online learner by
+cross-validation on the labels; the model an export keeps is the refit when it won the check.
 On the held-out 30%: the online model, the refit, the exported one, and a batch logistic
 regression trained on every label of the 70% (scikit-learn's ``LogisticRegression``, C = 1,
 lbfgs, multinomial for more than two classes: an independent implementation, not the refit's
@@ -151,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.runs} permutations, {args.jobs} streams at once. Each permutation's last "
             f"{HELD_OUT:.0%} is held out; the learner runs "
             "on the rest with the replay's budget; 'refit' is `learners.refit.refit` on its queried items "
-            "(softmax regression; weights 1/q or flat and L2 chosen by the check); 'exported' is the model "
+            "(softmax regression; weights 1/q or flat and L2 chosen by the check; self-trained on the items "
+            "it did not query when the check finds that better by more than one standard error: "
+            "'self-trained'); 'exported' is the model "
             "an export keeps (the refit when it won the check: 5-fold cross-validation on the labels, "
             "accuracy weighted by 1/q); 'batch' is scikit-learn's logistic regression on every label of "
             "the stream. Accuracy on the held-out items, mean ± std over permutations "
