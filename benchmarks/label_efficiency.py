@@ -991,12 +991,14 @@ def short_stream_lines(names: list[str], command: str) -> list[str]:
 
 def append_final_models(out: Path, cache: Path, names: list[str], runs: int) -> None:
     """Append to the report the exported model on a held-out split beside a batch fit on every
-    label (``benchmarks/refit.py``, the streams measured, at most 2 permutations) and the cold
+    label (``benchmarks/refit.py --default-only``, the streams measured, at most 2 permutations:
+    a new project's default learner alone, so that the whole command stays under 30 minutes;
+    ``benchmarks/REFIT.md`` has the best single learner's rows too) and the cold
     start from class names (``benchmarks/cold_start.py``, when SMS and AG News are measured),
     each run by its own script's ``main`` and appended with its headings one level down."""
     from benchmarks import cold_start, refit
 
-    parts = [(refit, ["--streams", ",".join(names), "--runs", str(min(runs, 2))])]
+    parts = [(refit, ["--streams", ",".join(names), "--runs", str(min(runs, 2)), "--default-only"])]
     if {"sms", "ag_news"} <= set(names):
         parts.append((cold_start, ["--runs", str(runs)]))
     for module, extra in parts:

@@ -4,6 +4,7 @@
 
     python benchmarks/refit.py                  # every stream of LABEL_EFFICIENCY.md, 3 permutations
     python benchmarks/refit.py --streams sms --runs 1
+    python benchmarks/refit.py --default-only   # auto's rows alone (as label_efficiency.py runs it)
 
 For each stream of :mod:`benchmarks.raw_streams` with a new project's featurizer of its kind
 (the matrices cached as ``benchmarks/label_efficiency.py`` caches them, ``--cache``), each
@@ -73,8 +74,10 @@ def _col(cell: dict[str, list[float]], key: str) -> list[float]:
     return cell.get(key, [float("nan")])
 
 
-def measure(name: str, path: Path, cache: Path, runs: int) -> tuple[list[str], list[str]]:
-    """The stream's section and its summary rows (module docstring)."""
+def measure(name: str, path: Path, cache: Path, runs: int,
+            default_only: bool = False) -> tuple[list[str], list[str]]:
+    """The stream's section and its summary rows (module docstring); ``default_only``: the default
+    learner's rows alone."""
     stream = STREAMS[name]
     fname = DEFAULT[stream.kind]
     X, y = featurized(path, stream.kind, fname, cache)
@@ -87,7 +90,7 @@ def measure(name: str, path: Path, cache: Path, runs: int) -> tuple[list[str], l
         Xp, yp = permuted(X, task, SEED, run)
         Xs, ys, Xh, yh = split_held_out(Xp, yp, HELD_OUT)
         batch.append(batch_all_labels(Xs, ys, Xh, yh))
-        for algo in LEARNERS[task.binary]:
+        for algo in LEARNERS[task.binary][:1] if default_only else LEARNERS[task.binary]:
             for budget in BUDGETS:
                 setting = Setting(algo, validate_params(algo, {}), budget=budget)
                 learner, trace = replay_setting(setting, Xs, ys, task, SEED, run)
@@ -122,7 +125,7 @@ def measure(name: str, path: Path, cache: Path, runs: int) -> tuple[list[str], l
     return lines, summary
 
 
-def _measure(job: tuple[str, Path, Path, int]) -> tuple[list[str], list[str]]:
+def _measure(job: tuple[str, Path, Path, int, bool]) -> tuple[list[str], list[str]]:
     with threadpool_limits(1):
         return measure(*job)
 
@@ -132,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--streams", default=",".join(STREAMS))
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--jobs", type=int, default=2, help="streams measured at once (forked processes)")
+    p.add_argument("--default-only", action="store_true",
+                   help="only a new project's default learner (auto), not the best single learner too")
     p.add_argument("--cache", default=str(default_cache()))
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "REFIT.md"))
     args = p.parse_args(argv)
@@ -140,14 +145,16 @@ def main(argv: list[str] | None = None) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     names = [s for s in args.streams.split(",") if s]
     paths = prepare(cache, names)
-    jobs = [(name, paths[name], cache, args.runs) for name in names]
+    jobs = [(name, paths[name], cache, args.runs, args.default_only) for name in names]
     with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("fork")) as pool:
         parts = list(pool.map(_measure, jobs))
     lines = [line for section, _ in parts for line in section]
     summary = [row for _, rows in parts for row in rows]
     minutes = (time.monotonic() - t0) / 60
     head = ["# The exported model against a batch fit on every label", "",
-            f"Written by `python benchmarks/refit.py` in {minutes:.1f} min, load average {load0:.1f} at the "
+            f"Written by `python benchmarks/refit.py --runs {args.runs}"
+            f"{' --default-only' if args.default_only else ''}` in {minutes:.1f} min, "
+            f"load average {load0:.1f} at the "
             f"start and {os.getloadavg()[0]:.1f} at the end (2 cores shared with other work), "
             f"{args.runs} permutations, {args.jobs} streams at once. Each permutation's last "
             f"{HELD_OUT:.0%} is held out; the learner runs "

@@ -153,7 +153,8 @@ def test_the_panel_writes_the_request_cap_as_the_card_does(client, settings):
     project, admin = labelled_project(30)
     client.force_login(admin)
     panel = client.get(f"/projects/{project.pk}/console/refit").content.decode()
-    assert "newest 12,345 labels" in panel and "newest 12,345 labels" in _card(client, project)["refit"]["why"]
+    assert "newest 12,345 labels" in panel
+    assert "newest 12,345 labels" in _card(client, project)["refit"]["why"]
 
 
 @pytest.mark.django_db
