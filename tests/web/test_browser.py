@@ -301,3 +301,26 @@ def test_admin_refits_on_all_labels_from_the_console(live_server, worker, chromi
     assert page.inner_text("#refit-run .refit-labels") == str(given)
     assert page.locator("#refit-run .refit-accuracy").count() == 1  # the refit was fitted and checked
     screenshot(page, "admin-console-refit")
+
+    # items the model then decides alone are the next refit's self-training sample: the panel says
+    # how many and whether the self-trained fit was kept (docs/algorithms/refit.md)
+    from annotator.labelling.engine.pipeline import update_project
+    from annotator.labelling.ingest import import_records
+    from annotator.labelling.models import Item
+    from annotator.labelling.projects.settings_changes import change_settings
+    from harness.races import digit_records
+
+    admin = project.memberships.get(role=Membership.Role.ADMIN).user
+    change_settings(project, admin, params={**project.params, "delta": 0.001})
+    import_records(project, digit_records(20, seed=2))
+    update_project(project.pk)
+    decided = Item.objects.filter(project=project, status=Item.Status.AUTO).count()
+    assert decided > 0
+    page.goto(f"{live_server.url}/projects/{project.pk}/console")
+    page.click("#refit-form button[type=submit]")
+    page.wait_for_selector(f"#refit-run .self-training >> text=Self-training on {decided} items",
+                           timeout=90_000)
+    screenshot(page, "admin-console-refit-self-training")
+    page.set_viewport_size({"width": 375, "height": 740})  # a phone
+    screenshot(page, "admin-console-refit-phone")
+
