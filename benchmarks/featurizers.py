@@ -7,8 +7,8 @@
     python benchmarks/featurizers.py --quick    # the first 1,500 items of each stream
 
 For each raw stream (:mod:`benchmarks.raw_streams`: SMS spam, AG News, the 10,000 MNIST test
-digits as PNGs, 10,000 URLs benign / malicious; plus the 9,298 USPS digits of
-``matlab/USPS.mat`` as 16x16 PNGs, a second digit set for the image choice) and every
+digits as PNGs, 10,000 URLs benign / malicious; plus ``usps`` of its unseen streams, the 9,298 USPS
+digits of ``matlab/USPS.mat`` as 16x16 PNGs, a second digit set for the image choice) and every
 featurizer of its kind (``learners.features.featurizer_names``):
 
 * **items/s**: the upload file read and featurized through the replay's raw path
@@ -35,24 +35,19 @@ between cells, so speeds.json is left alone.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
 import time
-import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
-import scipy.io
-from PIL import Image
 from threadpoolctl import threadpool_limits
 
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.raw_streams import DATA, STREAMS, Stream, prepare
+from benchmarks.raw_streams import Stream, prepare, stream_named
 from learners.evaluation.engine import Setting, make_task, run_once
 from learners.evaluation.raw import featurizer_config, load_raw
 from learners.features import DEFAULT, SPEEDS_FILE, featurizer_names
@@ -64,31 +59,10 @@ CANDIDATES = {True: ("paa-i", "paa-ii", "pea", "cspaa", "d-ada"),
               False: ("mpaa-i", "mpaa-ii", "mpea", "md-ada")}
 BUDGET = 0.10
 SEED = 0
-USPS = Stream("usps", "image", "usps.zip", False)
-
-
-def write_usps(path: Path) -> None:
-    """The 9,298 USPS digits (train then test) as 16x16 PNGs in one folder per digit."""
-    mat = scipy.io.loadmat(DATA / "matlab/USPS.mat")
-    images = np.hstack([mat["Train_DAT"], mat["Test_DAT"]]).T  # one row per image, transposed
-    labels = np.concatenate([mat["trainlabels"][0], mat["testlabels"][0]]) % 10  # 10 means 0
-    tmp = path.with_suffix(".part")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
-        for i, (pixels, label) in enumerate(zip(images, labels, strict=True)):
-            buf = io.BytesIO()
-            grid = np.round(pixels.reshape(16, 16).T * 255).astype(np.uint8)
-            Image.fromarray(grid, mode="L").save(buf, "PNG")
-            zf.writestr(zipfile.ZipInfo(f"{label}/{i:05d}.png", date_time=(2000, 1, 1, 0, 0, 0)),
-                        buf.getvalue())
-    tmp.rename(path)
 
 
 def stream_files(cache: Path) -> dict[str, tuple[Stream, Path]]:
-    paths = prepare(cache, [n for n in NAMES if n in STREAMS])
-    usps = cache / USPS.filename
-    if not usps.exists():
-        write_usps(usps)
-    return {**{n: (STREAMS[n], paths[n]) for n in paths}, "usps": (USPS, usps)}
+    return {n: (stream_named(n), path) for n, path in prepare(cache, list(NAMES)).items()}
 
 
 def measure(stream: Stream, path: Path, name: str, limit: int | None) -> dict:

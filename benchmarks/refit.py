@@ -5,8 +5,11 @@
     python benchmarks/refit.py                  # every stream of LABEL_EFFICIENCY.md, 3 permutations
     python benchmarks/refit.py --streams sms --runs 1
     python benchmarks/refit.py --default-only   # auto's rows alone (as label_efficiency.py runs it)
+    python benchmarks/refit.py --streams usps,digits --runs 2 --default-only \
+        --out benchmarks/REFIT_UNSEEN.md        # digit sets the refit was not tuned on
 
-For each stream of :mod:`benchmarks.raw_streams` with a new project's featurizer of its kind
+For each stream of :mod:`benchmarks.raw_streams` (its default streams, or any of ``--streams``,
+its unseen ones included) with a new project's featurizer of its kind
 (the matrices cached as ``benchmarks/label_efficiency.py`` caches them, ``--cache``), each
 permutation r (``learners.evaluation.engine.run_seeds``) is split: the last 30% of the permuted
 items are held out, the first 70% are the stream. On the stream each learner runs with the
@@ -39,7 +42,7 @@ if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.label_efficiency import default_cache, featurized
-from benchmarks.raw_streams import STREAMS, prepare
+from benchmarks.raw_streams import STREAMS, UNSEEN_STREAMS, prepare, stream_named
 from learners.evaluation.engine import Setting, make_task, permuted, replay_setting
 from learners.evaluation.final_model import final_model_metrics, split_held_out
 from learners.features import DEFAULT
@@ -78,7 +81,7 @@ def measure(name: str, path: Path, cache: Path, runs: int,
             default_only: bool = False) -> tuple[list[str], list[str]]:
     """The stream's section and its summary rows (module docstring); ``default_only``: the default
     learner's rows alone."""
-    stream = STREAMS[name]
+    stream = stream_named(name)
     fname = DEFAULT[stream.kind]
     X, y = featurized(path, stream.kind, fname, cache)
     task = make_task(y)
@@ -130,9 +133,33 @@ def _measure(job: tuple[str, Path, Path, int, bool]) -> tuple[list[str], list[st
         return measure(*job)
 
 
+def command(args: argparse.Namespace) -> str:
+    """The command line of this run: the options that differ from the defaults, but ``--cache``
+    and an ``--out`` that is a dot-file (another script's part: label_efficiency.py appends it)."""
+    words = ["python benchmarks/refit.py"]
+    if args.streams != ",".join(STREAMS):
+        words.append(f"--streams {args.streams}")
+    words.append(f"--runs {args.runs}")
+    if args.default_only:
+        words.append("--default-only")
+    out = Path(args.out).resolve()
+    if out != ROOT / "benchmarks" / "REFIT.md" and not out.name.startswith("."):
+        words.append(f"--out {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    return " ".join(words)
+
+
+def unseen_note(names: list[str]) -> str:
+    """A sentence naming the streams of the run the refit was not tuned on ("" when none is)."""
+    unseen = [n for n in names if n in UNSEEN_STREAMS]
+    return (f" {', '.join(unseen)}: streams the refit was not tuned on (`benchmarks/raw_streams.py`)."
+            if unseen else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("::")[0].strip())
-    p.add_argument("--streams", default=",".join(STREAMS))
+    p.add_argument("--streams", default=",".join(STREAMS),
+                   help=f"comma-separated, of {', '.join([*STREAMS, *UNSEEN_STREAMS])} "
+                        "(default: the first five)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--jobs", type=int, default=2, help="streams measured at once (forked processes)")
     p.add_argument("--default-only", action="store_true",
@@ -152,11 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     summary = [row for _, rows in parts for row in rows]
     minutes = (time.monotonic() - t0) / 60
     head = ["# The exported model against a batch fit on every label", "",
-            f"Written by `python benchmarks/refit.py --runs {args.runs}"
-            f"{' --default-only' if args.default_only else ''}` in {minutes:.1f} min, "
+            f"Written by `{command(args)}` in {minutes:.1f} min, "
             f"load average {load0:.1f} at the "
             f"start and {os.getloadavg()[0]:.1f} at the end (2 cores shared with other work), "
-            f"{args.runs} permutations, {args.jobs} streams at once. Each permutation's last "
+            f"{args.runs} permutations, {args.jobs} streams at once.{unseen_note(names)} "
+            f"Each permutation's last "
             f"{HELD_OUT:.0%} is held out; the learner runs "
             "on the rest with the replay's budget; 'refit' is `learners.refit.refit` on its queried items "
             "(softmax regression; weights 1/q or flat and L2 chosen by the check; self-trained on the items "
