@@ -4,7 +4,8 @@ upload files.
 
 Each stream is written once into a cache folder, in the format a user would upload (so the
 benchmark reads it through the app's own parser, :mod:`learners.uploads`, as
-``python -m learners.replay --kind`` does):
+``python -m learners.replay --kind`` does); ``python benchmarks/raw_streams.py FOLDER [NAME ...]``
+writes them there (default: :data:`STREAMS`) and prints their paths, e.g. to upload one by hand:
 
 =========  =====  ======================================  =======  ==================
 stream     kind   source (shared datasets folder)         items    classes
@@ -31,9 +32,11 @@ in one folder per class: MNIST's IDX pixels as published (28x28); USPS's train t
 
 from __future__ import annotations
 
+import argparse
 import csv
 import gzip
 import io
+import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +45,9 @@ from pathlib import Path
 import numpy as np
 import scipy.io
 from sklearn.datasets import load_digits
+
+if __package__ in (None, ""):  # run as a script
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from learners.evaluation import raw_datasets
 
@@ -154,3 +160,22 @@ def prepare(cache: Path, names: list[str] | None = None) -> dict[str, Path]:
             tmp.rename(path)
         out[name] = path
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write benchmark streams as upload files.")
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help=f"of {', '.join([*STREAMS, *UNSEEN_STREAMS])} (default: the first five)")
+    args = parser.parse_args(argv)
+    try:
+        paths = prepare(args.folder, args.names or None)
+    except ValueError as exc:
+        parser.error(str(exc))
+    for path in paths.values():
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
