@@ -18,9 +18,12 @@ from learners.base import state_from_bytes, state_to_bytes
 from learners.features import default_config, make_featurizer
 from learners.refit import (
     MAX_WEIGHT,
+    NEIGHBOURS,
+    OWN_WEIGHT,
     STEPS,
     UNLABELLED_PER_LABEL,
     LinearModel,
+    Neighbourhood,
     fit_softmax,
     importance_weights,
     paired_gain,
@@ -152,6 +155,38 @@ def test_self_training_on_items_that_carry_no_signal_is_refused():
     assert refused.refit_cv == labels_only.refit_cv
 
 
+def test_the_neighbourhood_is_the_nearest_rows_by_cosine_never_the_item_itself(monkeypatch):
+    """Against a brute-force cosine on rows with dense columns (used by every row) and sparse ones,
+    in similarity blocks of a few rows (the block size only bounds memory)."""
+    rng = np.random.default_rng(3)
+    dense = rng.normal(size=(90, 5))
+    sparse_part = sp.random(90, 40, density=0.05, random_state=4).toarray()
+    rows = sp.csr_matrix(np.hstack([dense, 3 * sparse_part]))
+    monkeypatch.setattr("learners.refit.SIMILARITY_BLOCK", 90 * 7)  # 7 rows per block
+    hood = Neighbourhood.of(rows[:30], rows[30:], 6)
+    unit = rows.toarray() / np.linalg.norm(rows.toarray(), axis=1, keepdims=True)
+    sim = unit[30:] @ unit.T
+    sim[np.arange(60), 30 + np.arange(60)] = -np.inf
+    assert hood.index.shape == (60, 6) and hood.n_labelled == 30
+    assert not np.any(hood.index == (30 + np.arange(60))[:, None])
+    np.testing.assert_array_equal(hood.index, np.argsort(-sim, axis=1, kind="stable")[:, :6])
+
+
+def test_a_pseudo_label_is_averaged_with_the_labels_the_fit_saw_and_the_other_items():
+    """Row 0's neighbours: labelled rows 0, 1, 2 (class 1; row 1 not seen by the fit), then
+    unlabelled row 1; only the first NEIGHBOURS usable ones count. Row 1's only neighbours are
+    unseen labels: it keeps its own probabilities."""
+    P = np.array([[0.8, 0.2], [0.6, 0.4]])
+    index = np.array([[0, 1, 2, 4] + [0] * (2 * NEIGHBOURS - 4), [1] * (2 * NEIGHBOURS)])
+    hood = Neighbourhood(index, n_labelled=3)
+    known = np.array([True, False, True])
+    out = hood.smoothed(P, np.array([1, 1, 1]), known)
+    usable = [[0.0, 1.0], [0.0, 1.0], P[1]] + [[0.0, 1.0]] * (NEIGHBOURS - 3)  # rows 0, 2, u1, 0...
+    np.testing.assert_allclose(out[0], OWN_WEIGHT * P[0] + (1 - OWN_WEIGHT) * np.mean(usable, axis=0))
+    np.testing.assert_allclose(out[1], P[1])
+    np.testing.assert_allclose(out.sum(axis=1), 1.0)
+
+
 def test_the_paired_gain_and_its_standard_error():
     better, base, w = np.array([1, 1, 0, 1]), np.array([1, 0, 0, 0]), np.array([1.0, 2.0, 1.0, 4.0])
     gain, se = paired_gain(better, base, w)
@@ -180,10 +215,10 @@ def test_progress_counts_every_step_and_its_exception_stops_the_fit():
     assert seen == list(range(1, STEPS + 1)) and STEPS == 26
     plain = refit(fresh, sp.csr_matrix(X), y, q)
     assert with_progress.check == plain.check and np.array_equal(with_progress.model.coef, plain.model.coef)
-    seen.clear()  # with unlabelled items: one self-trained fit per fold and one at the end
+    seen.clear()  # with unlabelled items: the neighbourhood, a self-trained fit per fold, one at the end
     unlabelled = sp.csr_matrix(blobs(50, 3, seed=6)[0])
     refit(fresh, sp.csr_matrix(X), y, q, progress=seen.append, unlabelled=unlabelled)
-    assert seen == list(range(1, steps(True) + 1)) and steps(True) == 32 and steps(False) == STEPS
+    assert seen == list(range(1, steps(True) + 1)) and steps(True) == 33 and steps(False) == STEPS
 
     def stop(step: int) -> None:
         if step == 3:
