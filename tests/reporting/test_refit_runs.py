@@ -85,7 +85,7 @@ def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, s
     # the items the model decided alone (those `random` did not draw) are the self-training sample
     decided = Item.objects.filter(project=project, status=Item.Status.AUTO).count()
     assert decided > 0 and job.figures["unlabelled"] == decided
-    assert set(job.figures["self_training"]) == {"gain", "standard_error", "used"}
+    assert set(job.figures["self_training"]) == {"gain", "standard_error", "used", "neighbours"}
     assert job.chosen in ("refit", "online") and job.figures["chosen"] == job.chosen
     panel = client.get(f"/projects/{project.pk}/console/refit").content.decode()
     assert f'<b class="refit-labels">{labels}</b>' in panel and "An export uses this result" in panel
