@@ -92,7 +92,8 @@ def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, s
     assert "hx-trigger" not in panel  # done: the panel stops polling
     figures = job.figures
     assert f'{figures["online_accuracy"]:.3f}' in panel and f'{figures["refit_accuracy"]:.3f}' in panel
-    assert f"Self-training on {decided} items the model decided alone" in panel
+    assert (f"Self-training on {decided} items the model decided alone (each guessed label averaged "
+            "with its 10 nearest items')") in panel
     assert f'{figures["self_training"]["gain"]:.3f}' in panel
 
     # the export now holds the stored refit of every label; the card says where it came from
