@@ -56,8 +56,9 @@ def _card(client, project) -> dict:
 
 
 @pytest.mark.django_db
-def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, settings):
+def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, settings, monkeypatch):
     settings.REFIT_REQUEST_MAX_LABELS = 40  # the in-request cap, lowered so a small project exceeds it
+    monkeypatch.setattr(refit_runs, "PAGE", 25)  # pages of 25 vectors: the bar counts several
     project, admin = labelled_project(240)
     client.force_login(admin)
     labels = refit_runs.count_labels(project, LearnerState.objects.get(project=project).version)
@@ -85,6 +86,8 @@ def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, s
     # the items the model decided alone (those `random` did not draw) are the self-training sample
     decided = Item.objects.filter(project=project, status=Item.Status.AUTO).count()
     assert decided > 0 and job.figures["unlabelled"] == decided
+    # the bar's total counts the pages read, not the most the job could have read
+    assert job.total == -(-labels // refit_runs.PAGE) + -(-decided // refit_runs.PAGE) + steps(True)
     assert set(job.figures["self_training"]) == {"gain", "standard_error", "used", "neighbours"}
     assert job.chosen in ("refit", "online") and job.figures["chosen"] == job.chosen
     panel = client.get(f"/projects/{project.pk}/console/refit").content.decode()

@@ -214,6 +214,8 @@ def run(run_id: int) -> RefitRun | None:
         label_pages = -(-labelled.X.shape[0] // PAGE)
         unlabelled = read_unlabelled(project, learner, unlabelled_limit(labelled.X.shape[0]),
                                      page_read=lambda page: beat(label_pages + page))
+        # the bar's total, now that the pages read are known (the estimate counted the most)
+        pages = label_pages + -(-unlabelled.shape[0] // PAGE)
         total = pages + steps(unlabelled.shape[0] > 0)
         result = fit(project, learner, labelled, progress=lambda step: beat(pages + step),
                      unlabelled=unlabelled)
