@@ -31,4 +31,6 @@ def test_digits_stream_is_an_image_zip_the_upload_parser_reads(tmp_path):
     assert sorted(counts) == [str(d) for d in range(10)] and min(counts.values()) >= 170
     pixels = np.stack([np.asarray(Image.open(io.BytesIO(r.raw))) for r in records])
     assert pixels.shape == (1797, 8, 8) and pixels.dtype == np.uint8
+    # white ink on black, as the MNIST and USPS files: the border is dark, the middle bright
+    assert pixels[:, :, 0].mean() < 10 < 100 < pixels[:, 2:6, 2:6].mean()
     assert pixels.max() == 255 and np.median(pixels[:, :, 0]) == 0  # white ink, black border
