@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             f"Written by `{command(args)}` in {minutes:.1f} min, "
             f"load average {load0:.1f} at the "
             f"start and {os.getloadavg()[0]:.1f} at the end (2 cores shared with other work), "
-            f"{args.runs} permutations, {args.jobs} streams at once.{unseen_note(names)} "
+            f"{args.runs} permutations, {min(args.jobs, len(names))} streams at once.{unseen_note(names)} "
             f"Each permutation's last "
             f"{HELD_OUT:.0%} is held out; the learner runs "
             "on the rest with the replay's budget; 'refit' is `learners.refit.refit` on its queried items "
