@@ -11,15 +11,19 @@ costs: the interpreter, numpy, scipy.sparse, numba's import, numba's first call 
 kernel (numba builds its whole CPU target, numpy and scipy.linalg bindings included, before it
 can run any compiled function, cached or not), the replay's own modules, the replay itself, and
 Vowpal Wabbit's command line on the same stream (``benchmarks/replay_vs_vw.py`` converts the
-file; the knobs are calibrated to ``--ratio`` queries as there). A last row runs PAA-I on the
+file; the knobs are calibrated to ``--ratio`` queries as there). A row runs PAA-I on the
 stream with numpy and plain Python only (parse, permute, loop; no metrics): the floor of a path
-that needs no numba.
+that needs no numba. The last row is the floor of any replay in a Python process: numpy and the
+replay's own LIBSVM reader compiled ahead of time (``numba.pycc``, built untimed into a temporary
+folder, so numba is not imported by the timed process) reading and parsing the two files, then
+the run's permutation and uniforms; no learner, no metrics, no report.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -83,6 +87,38 @@ print(labels)
 """
 
 
+# numpy + the LIBSVM reader compiled ahead of time: the least any replay in Python pays to start
+AOT_FLOOR = """
+import gzip, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import libsvm_aot
+parts = [libsvm_aot.parse(np.frombuffer(gzip.open(f).read(), dtype=np.uint8), 10.0 ** np.arange(-30, 31))
+         for f in sys.argv[2:4]]
+n = sum(len(p[0]) for p in parts)
+perm = np.random.default_rng([0, 0, 0]).permutation(n)
+u = np.random.default_rng([0, 0, 1]).random(n)
+print(n, all(p[4] for p in parts))
+"""
+
+
+def build_aot_reader(folder: str) -> None:
+    """Compile the replay's LIBSVM parser (:func:`learners.evaluation.libsvm._parse`, the same
+    Python function numba compiles at run time) ahead of time into ``folder/libsvm_aot*.so``."""
+    import warnings
+
+    from numba.pycc import CC
+
+    from learners.evaluation import libsvm
+
+    with warnings.catch_warnings():  # numba.pycc is pending deprecation (numba's docs)
+        warnings.simplefilter("ignore")
+        cc = CC("libsvm_aot")
+        cc.output_dir = folder
+        cc.export("parse", "Tuple((f8[:], i8[:], i8[:], f8[:], b1))(u1[:], f8[:])")(libsvm._parse.py_func)
+        cc.compile()
+
+
 def run_measured(cmd: list[str]) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds (user + system), peak RSS in MiB) of ``cmd`` as a whole process,
     by GNU time (a child forked from this larger process would report its parent's peak)."""
@@ -93,7 +129,7 @@ def run_measured(cmd: list[str]) -> tuple[float, float, float]:
     return float(wall), float(user) + float(system), float(kib) / 1024
 
 
-def commands(delta: float, mellowness: float, vw_file: str) -> list[tuple[str, list[str]]]:
+def commands(delta: float, mellowness: float, vw_file: str, aot_folder: str) -> list[tuple[str, list[str]]]:
     """(row label, command) of each step (module docstring)."""
     py = sys.executable
     data = [a for f in FILES for a in ("--data", str(f))]
@@ -114,6 +150,8 @@ def commands(delta: float, mellowness: float, vw_file: str) -> list[tuple[str, l
           repr(mellowness), "-d", vw_file, "--quiet"]),
         ("numpy + plain Python PAA-I, no numba (parse + loop only)",
          [py, "-c", PURE_PYTHON, *map(str, FILES), repr(delta)]),
+        ("numpy + the LIBSVM reader compiled ahead of time, no numba (read, parse, permute)",
+         [py, "-c", AOT_FLOOR, aot_folder, *map(str, FILES)]),
     ]
 
 
@@ -126,16 +164,20 @@ def measure(repeats: int, ratio: float) -> tuple[list[Row], float, float]:
     fd, vw_file = tempfile.mkstemp(suffix=".vw")
     with os.fdopen(fd, "wb") as fh:
         fh.writelines(vw_lines())
-    rows = []
+    rows: list[Row] = []
+    aot_folder = tempfile.mkdtemp()
     try:
-        for label, cmd in commands(delta, mellowness, vw_file):
+        build_aot_reader(aot_folder)
+        for label, cmd in commands(delta, mellowness, vw_file, aot_folder):
             run_measured(cmd)  # untimed: caches warm
             runs = [run_measured(cmd) for _ in range(repeats)]
-            rows.append((label, *(statistics.median(r[k] for r in runs) for k in range(3))))
+            wall, cpu, rss = (statistics.median(r[k] for r in runs) for k in range(3))
+            rows.append((label, wall, cpu, rss))
             print(f"{label:<66} {rows[-1][1]:6.3f} s {rows[-1][2]:6.3f} CPU s {rows[-1][3]:6.1f} MiB",
                   flush=True)
     finally:
         os.remove(vw_file)
+        shutil.rmtree(aot_folder)
     return rows, delta, mellowness
 
 
@@ -143,6 +185,7 @@ def report(rows: list[Row], repeats: int, ratio: float, loads: tuple[float, floa
     by = {label: (wall, cpu, rss) for label, wall, cpu, rss in rows}
     ours = next(v for k, v in by.items() if k.startswith("python -m learners.replay"))
     vw = next(v for k, v in by.items() if k.startswith("python -m vowpalwabbit"))
+    floor = next(v for k, v in by.items() if k.startswith("numpy + the LIBSVM reader compiled"))
     lines = [
         "# Where a replay's start goes (a8a, whole processes)",
         "",
@@ -160,6 +203,8 @@ def report(rows: list[Row], repeats: int, ratio: float, loads: tuple[float, floa
         "",
         f"Replay / VW: {ours[0] / vw[0]:.1f}x the wall time, {ours[1] / vw[1]:.1f}x the CPU time, "
         f"{ours[2] / vw[2]:.1f}x the peak memory (target: 2x the wall time and under 100 MiB).",
+        f"The floor of a replay in Python (last row) / VW: {floor[0] / vw[0]:.1f}x the wall time, "
+        f"{floor[1] / vw[1]:.1f}x the CPU time, {floor[2] / vw[2]:.1f}x the peak memory.",
     ]
     return "\n".join(lines) + "\n"
 
