@@ -16,7 +16,9 @@ project does not have, a task without its item's content. An image must be inlin
 ``data:image/...;base64,`` URI (an export links its images: ``/data/upload/...`` or a storage
 URL, which this parser does not fetch).
 
-The file is read whole (:data:`MAX_JSON_BYTES` at most): a JSON array cannot be streamed by
+The file is UTF-8 JSON (a BOM at its start is dropped), read by the app's one JSON rule
+(:func:`.input_rules.parse_json`: JSON nested too deeply is refused). It is read whole
+(:data:`MAX_JSON_BYTES` at most): a JSON array cannot be streamed by
 the standard library, and exports of classification projects stay far below that size.
 """
 
@@ -24,11 +26,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from .input_rules import text_problem
+from .input_rules import parse_json, text_problem
+from .lines import BOM
 from .records import IngestError, Record, Target, checked_filename
 
 #: largest Label Studio export read (bytes)
@@ -145,9 +147,9 @@ def iter_label_studio(target: Target, fh: BinaryIO) -> Iterator[Record]:
     if len(raw) > MAX_JSON_BYTES:
         raise IngestError(f"a Label Studio export is read whole: at most {MAX_JSON_BYTES} bytes")
     try:
-        tasks = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise IngestError(f"not a JSON file ({exc})") from None
+        tasks = parse_json(raw.removeprefix(BOM), "the Label Studio export")
+    except ValueError as exc:
+        raise IngestError(str(exc)) from None
     if isinstance(tasks, dict):
         tasks = [tasks]
     if not isinstance(tasks, list):

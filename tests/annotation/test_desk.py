@@ -67,7 +67,8 @@ def test_refusals_are_reported_per_label_and_do_not_stop_the_others(client):
 
 
 @pytest.mark.parametrize("body", ["not json", '{"a": 1}', "[[1]]", '[["1", 2]]', "[[true, 1]]",
-                                  json.dumps([[1, 1]] * 51), '[[1, [2]]]'])
+                                  json.dumps([[1, 1]] * 51), '[[1, [2]]]',
+                                  "[" * 100_000 + "]" * 100_000])
 def test_a_malformed_burst_is_a_400_and_stores_nothing(client, body):
     project = queued_digits_project()
     client.force_login(member(project, "ann"))

@@ -119,6 +119,20 @@ def test_bad_exports_are_refused_naming_the_task_and_store_nothing(client, case,
     assert not ImportJob.objects.filter(project=project).exists()
 
 
+#: JSON nested past the parser's recursion limit (deep uploads: tests/web/test_bad_input.py)
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+def test_an_export_with_a_utf8_bom_is_read(client):
+    project = text_project()
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+    data = io.BytesIO(b"\xef\xbb\xbf" + json.dumps(ls_tasks()).encode())
+    data.name = "bom.json"
+    assert client.post(f"/projects/{project.pk}/upload", {"file": data}).status_code == 302
+    assert run_job(ImportJob.objects.get(project=project).pk).status == "done"
+    assert Item.objects.filter(project=project).count() == len(ls_tasks())
+
+
 def test_the_export_reads_back_as_the_same_labels(client):
     project = text_project(SPAM, params={"delta": 100.0})
     update_project(project.pk)
@@ -244,6 +258,30 @@ def test_ml_backend_bad_input_is_a_clear_400_and_stores_nothing(client):
     ignored = post(client, url + "/webhook", {"action": "PROJECT_UPDATED"}).json()
     assert ignored == {"ignored": "PROJECT_UPDATED"}
     assert not Item.objects.filter(project=project).exists() and not Label.objects.exists()
+
+
+@pytest.mark.parametrize("route", ["setup", "predict", "webhook"])
+@pytest.mark.parametrize("body", [DEEP, b'{"tasks": ' + b"[" * 5000 + b"]" * 5000 + b"}"],
+                         ids=["list", "inside"])
+def test_ml_backend_json_nested_too_deeply_is_a_400_and_stores_nothing(client, route, body):
+    project = text_project(SPAM)
+    update_project(project.pk)
+    before = (Item.objects.count(), Label.objects.count(), LabelStudioTask.objects.count())
+    response = client.post(f"{backend(project)}/{route}", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {"error": "the body: JSON nested too deeply"}
+    assert (Item.objects.count(), Label.objects.count(), LabelStudioTask.objects.count()) == before
+
+
+def test_ml_backend_body_that_is_not_json_says_so(client):
+    project = text_project()
+    for route in ("setup", "predict", "webhook"):
+        response = client.post(f"{backend(project)}/{route}", b"{not json", content_type="application/json")
+        assert response.status_code == 400 and "the body: invalid JSON" in response.json()["error"]
+        latin1 = client.post(f"{backend(project)}/{route}", '{"tasks": "é"}'.encode("latin-1"),
+                             content_type="application/json")
+        assert latin1.status_code == 400 and latin1.json()["error"] == "the body: not valid UTF-8"
+    assert not Item.objects.filter(project=project).exists()
 
 
 def test_setup_route_gives_the_config_and_backend_url(client):

@@ -105,6 +105,13 @@ UPLOADS = [
      "line 2: an index is too large"),
     ("jsonl-nested-100000", "text", "a.jsonl", b'{"text": "a", "label": ' + DEEP.encode() + b"}\n",
      "line 1: JSON nested too deeply"),
+    ("ls-json-nested-100000", "text", "a.json", DEEP.encode(),
+     "the Label Studio export: JSON nested too deeply"),
+    ("ls-json-annotation-nested-5000", "text", "a.json",
+     b'[{"id": 1, "data": {"text": "x"}, "annotations": [{"result": ' + b"[" * 5000 + b"]" * 5000
+     + b"}]}]", "the Label Studio export: JSON nested too deeply"),
+    ("ls-json-latin1", "text", "a.json", '[{"data": {"text": "caf\xe9"}}]'.encode("latin-1"),
+     "the Label Studio export: not valid UTF-8"),
     ("jsonl-nul", "text", "a.jsonl", b'{"text": "ok"}\n{"text": "a\\u0000b"}\n',
      "line 2: 'text' contains a NUL"),
     ("jsonl-lone-surrogate", "text", "a.jsonl", b'{"text": "a\\ud800b"}\n',

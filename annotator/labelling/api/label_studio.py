@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -26,6 +25,7 @@ from annotator.labelling.annotation import label_studio as backend
 from annotator.labelling.models import Project
 from annotator.labelling.reporting import label_studio as ls_export
 from annotator.labelling.worker import send
+from learners.uploads.input_rules import parse_json
 
 from .errors import error_response
 from .schema import operation
@@ -42,10 +42,10 @@ PREDICT_OUT = {"type": "object", "required": ["results", "model_version"], "prop
 
 
 def _json_body(request: HttpRequest) -> Any:
-    try:
-        return json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError):
-        return None
+    """The request's JSON body (an empty body: None) by the app's one JSON rule
+    (:func:`learners.uploads.input_rules.parse_json`); ValueError with the message otherwise
+    (not UTF-8, not JSON, nested too deeply)."""
+    return parse_json(request.body or b"null", "the body")
 
 
 def _backend_project(request: HttpRequest, pk: int, token: str) -> Project:
@@ -108,7 +108,10 @@ def ml_health(request: HttpRequest, pk: int, token: str) -> JsonResponse:
 @require_POST
 def ml_setup(request: HttpRequest, pk: int, token: str) -> JsonResponse:
     project = _backend_project(request, pk, token)
-    body = _json_body(request)
+    try:
+        body = _json_body(request)
+    except ValueError as exc:
+        return error_response(str(exc))
     config = body.get("schema") if isinstance(body, dict) else None
     if config is not None:
         try:
@@ -125,7 +128,10 @@ def ml_setup(request: HttpRequest, pk: int, token: str) -> JsonResponse:
 @require_POST
 def ml_predict(request: HttpRequest, pk: int, token: str) -> JsonResponse:
     project = _backend_project(request, pk, token)
-    body = _json_body(request)
+    try:
+        body = _json_body(request)
+    except ValueError as exc:
+        return error_response(str(exc))
     tasks_in = body.get("tasks") if isinstance(body, dict) else None
     if not isinstance(tasks_in, list) or not tasks_in or len(tasks_in) > backend.MAX_TASKS:
         return error_response(f"the body must be {{\"tasks\": [...]}} with 1 to {backend.MAX_TASKS} tasks")
@@ -149,7 +155,7 @@ def ml_webhook(request: HttpRequest, pk: int, token: str) -> JsonResponse:
     project = _backend_project(request, pk, token)
     try:
         done = backend.annotation_event(project, _json_body(request))
-    except backend.BackendError as exc:
+    except ValueError as exc:  # the body's JSON, or the event's (a BackendError is a ValueError)
         return error_response(str(exc))
     if done.get("taught") or done.get("retracted"):
         send.labels_changed(project.pk)
