@@ -92,3 +92,45 @@ def test_the_labels_csv_neutralises_formula_injection():
     assert not [v for v in cells if v[:1] in ("=", "+", "-", "@", "\t", "\r")]
     body = b"".join(client.get(f"/projects/{project.pk}/export/labels.jsonl").streaming_content).decode()
     assert [json.loads(line)["content"] for line in body.splitlines()] == DANGEROUS
+
+
+#: text cells a spreadsheet reads as plain numbers (left alone) and as formulas (guarded)
+PLAIN_NUMBERS = ["-1", "+1", "-0.5", "1e-3", "-.5", "+2.5E+3"]
+FORMULA_LIKE = ["=cmd", "+A1", "-2+3", "@x", "-1 ", "-inf", "-1,5", "\uff0d1"]
+
+
+def test_the_csv_exports_leave_plain_numbers_alone_and_guard_formulas():
+    """Classes such as a LIBSVM file's ``-1`` and ``+1`` and item texts that are plain numbers
+    are written as they are in the labels, opinions and dataset CSVs; formula-like text, even
+    when it starts like a number, still gets its apostrophe."""
+    import csv
+    import io
+
+    from django.test import Client
+
+    from annotator.labelling.models import Label, Membership
+    from tests.support.app import text_project
+
+    project = text_project(PLAIN_NUMBERS + FORMULA_LIKE, classes=["-1", "+1"])
+    annotator = member(project, "ann")
+    items = list(Item.objects.filter(project=project).order_by("seq"))
+    for i, item in enumerate(items):
+        Label.objects.create(item=item, project=project, annotator=annotator, value=project.classes[i % 2])
+    client = Client()
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+
+    def csv_rows(url: str) -> list[dict[str, str]]:
+        response = client.get(url)
+        assert response.status_code == 200
+        body = b"".join(response.streaming_content).decode()
+        return list(csv.DictReader(io.StringIO(body, newline="")))
+
+    expected = PLAIN_NUMBERS + ["'" + t for t in FORMULA_LIKE]
+    labels = csv_rows(f"/projects/{project.pk}/export/labels.csv")
+    assert [r["content"] for r in labels] == expected
+    assert [r["label"] for r in labels] == [project.classes[i % 2] for i in range(len(items))]
+    opinions = csv_rows(f"/projects/{project.pk}/export/opinions.csv")
+    assert {r["label"] for r in opinions} == {"-1", "+1"}
+    dataset = csv_rows(f"/projects/{project.pk}/export/dataset.csv")
+    assert [r["item"] for r in dataset] == expected
+    assert [r["label"] for r in dataset] == [project.classes[i % 2] for i in range(len(items))]

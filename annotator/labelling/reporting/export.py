@@ -8,7 +8,9 @@ item's consensus (class, status, method, reviewer, time), for agreement and revi
 The labels CSV is meant to be opened in spreadsheets, so it neutralises formula injection
 (OWASP "CSV Injection"): a text cell that begins with ``=``, ``+``, ``-``, ``@`` (or their
 full-width forms), a tab or a carriage return gets a leading apostrophe, which spreadsheets
-read as "this is text". Numbers are written as numbers. The JSONL export is for programs and
+read as "this is text", unless the whole cell is a plain number such as ``-1`` or ``+0.5``
+(:data:`PLAIN_NUMBER`: a spreadsheet reads it as that number, and it cannot hold a formula).
+Numbers are written as numbers. The JSONL export is for programs and
 keeps every value exactly.
 
 The model file holds the learner exactly as the app stores it, with the project's
@@ -25,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,10 @@ from .metrics import model_metrics
 
 #: first characters that make a spreadsheet read a cell as a formula (OWASP, plus full-width forms)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+#: a plain decimal number: an optional ASCII sign, ASCII digits with at most one point, an
+#: optional exponent ("-1", "+1", "-0.5", "-.5", "+1e-3"). A spreadsheet reads it as that number,
+#: and it can hold no reference, function or command, so it is written as it is.
+PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 LABEL_FIELDS = ("item_id", "seq", "content", "label", "annotator", "seconds", "primary",
                 "applied_version", "created")
 OPINION_FIELDS = ("label_id", "item_id", "seq", "annotator", "role", "kind", "label", "created", "primary",
@@ -138,8 +145,11 @@ def label_rows(project: Project) -> Iterator[dict[str, Any]]:
 
 def spreadsheet_safe(value: Any) -> Any:
     """``value`` with a leading apostrophe when it is a string a spreadsheet would read as a
-    formula (it starts with one of :data:`FORMULA_STARTS`); anything else unchanged."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+    formula: it starts with one of :data:`FORMULA_STARTS` and is not a :data:`PLAIN_NUMBER`
+    (``"-2+3"``, ``"+A1"``, ``"=cmd"``, ``"@x"`` get one; ``"-1"``, ``"+1"``, ``"-0.5"`` do not).
+    Anything else unchanged (docs/dataset.md, "The export")."""
+    if (isinstance(value, str) and value.startswith(FORMULA_STARTS)
+            and PLAIN_NUMBER.fullmatch(value) is None):
         return "'" + value
     return value
 
