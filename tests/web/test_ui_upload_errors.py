@@ -65,6 +65,33 @@ def test_upload_page_examples_parse_as_the_page_says(client, kind):
     assert "add .gz to the name" in re.sub(r"\s+", " ", help_.text)
 
 
+def test_upload_help_says_what_an_undecodable_image_does_and_the_import_does_it(client):
+    """The page's help on an image that cannot be decoded matches the import: in a file of one
+    batch, the upload is accepted (only the featurizer sees the fault), the import fails naming
+    the image, and nothing is imported, not even the good image before it."""
+    import numpy as np
+
+    from annotator.labelling.ingest import run_job
+    from annotator.labelling.models import ImportJob
+    from annotator.labelling.projects.demo import digit_png
+    from tests.support.app import zip_bytes
+
+    project = digits_project(0)
+    _admin(client, project)
+    page = parse(client.get(f"/projects/{project.pk}/upload").content)
+    help_ = page.find(class_="help").text
+    assert "An image that cannot be decoded is found only when the import reaches it" in help_
+    assert "from a file that fits in one batch nothing is imported" in help_
+    assert "the items before it are kept" not in help_
+    archive = zip_bytes({"1/good.png": digit_png(np.ones(64)), "2/bad.png": b"\x89PNG\r\n\x1a\n broken"})
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = client.post(f"/projects/{project.pk}/upload", {"file": SimpleUploadedFile("d.zip", archive)})
+    assert response.status_code == 302
+    job = run_job(ImportJob.objects.get(project=project).pk)
+    assert job.status == "failed" and "2/bad.png" in job.error and "nothing was imported" in job.error
+    assert not Item.objects.filter(project=project).exists()
+
 @pytest.mark.parametrize("kind", ["text", "url", "vectors", "image"])
 def test_console_curl_example_is_accepted_by_the_api(client, kind):
     project = _projects()[kind]

@@ -28,6 +28,7 @@ from annotator.labelling.engine.stored_vectors import encode_rows
 from annotator.labelling.engine.table_stats import after_commit
 from annotator.labelling.models import ImportJob, Item, Project
 from annotator.labelling.webhooks import events
+from learners import uploads
 from learners.uploads import (
     IngestError,
     Record,
@@ -166,6 +167,18 @@ def _records(project: Project, job: ImportJob) -> Iterator[Record]:
         yield from iter_upload(project, job.filename, fh)
 
 
+def refused_item_note(item_kind: str) -> str:
+    """What the upload page and the import command tell about an item only the featurizer refuses
+    (an image that cannot be decoded): :func:`run_job` meets it in its second pass, when the
+    records are stored a chunk at a time (:func:`learners.uploads.record_chunks`)."""
+    what = "An image that cannot be decoded" if item_kind == "image" else "An item the featurizer refuses"
+    return (f"{what} is found only when the import reaches it, and fails the import there, naming it. "
+            f"Items are stored in batches ({uploads.CHUNK:,} items or {uploads.CHUNK_BYTES // 2**20} MB "
+            "of content, whichever comes first) and the failing item's batch is not stored: from a file "
+            "that fits in one batch nothing is imported; from a larger one the batches before it stay "
+            "imported, and the failure says how many items that is.")
+
+
 def _kept(message: str, stored: int) -> str:
     """A failure message that says which items of the file are kept (stored before the failure)."""
     if not stored:
@@ -200,7 +213,8 @@ def run_job(job_id: int, on_chunk: Callable[[], None] | None = None) -> ImportJo
     (:func:`learners.uploads.record_chunks`), each chunk committed with ``done``, its running
     count, and followed by ``on_chunk()`` (the task layer asks for the new items to be decided).
     An item the featurizer refuses in the second pass (e.g. an undecodable image) fails the job
-    there: the items stored before it are kept and the message says so.
+    there: its chunk is not stored, the chunks stored before it are kept, and the message says so
+    (:func:`refused_item_note`).
 
     Returns the job (status DONE or FAILED; RUNNING or WAITING when another attempt took it
     over; CANCELLED), or None when it does not exist or is not waiting (e.g. a task delivered

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from annotator.labelling.engine.queue_counts import waiting_count
-from annotator.labelling.ingest import new_job
+from annotator.labelling.ingest import new_job, refused_item_note
 from annotator.labelling.ingest.upload_file import PART_BYTES
 from annotator.labelling.models import ImportJob, Item, Project
 from annotator.labelling.projects.access import (
@@ -74,8 +74,7 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
     form.fields["file"].help_text = (f"Accepted here: {formats_for(project.item_kind)}. Its first "
                                      f"{CHECKED_RECORDS} records are checked on upload; then the whole "
                                      f"file is checked first; one bad row rejects it and names the line, "
-                                     f"and nothing is stored. An image that cannot be decoded stops the "
-                                     f"import there; the items before it are kept.")
+                                     f"and nothing is stored. {refused_item_note(project.item_kind)}")
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
         with transaction.atomic():  # read by parts: never held whole

@@ -9,7 +9,7 @@ from typing import Any, BinaryIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotator.labelling.ingest import new_job, run_job
+from annotator.labelling.ingest import new_job, refused_item_note, run_job
 from annotator.labelling.ingest.upload_file import PART_BYTES
 from annotator.labelling.management.arguments import project_arg
 from annotator.labelling.models import ImportJob
@@ -23,8 +23,8 @@ def _parts(fh: BinaryIO) -> Iterator[bytes]:
 
 
 class Command(BaseCommand):
-    help = ("Import items from a file into a project (a malformed row rejects the whole file; an item "
-            "the featurizer refuses stops the import there, the items before it are kept).")
+    help = ("Import items from a file into a project (a malformed row rejects the whole file, nothing "
+            "stored). " + refused_item_note("image"))
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
