@@ -161,3 +161,25 @@ def test_the_api_serves_the_labels_in_every_format(client):
         assert response["Content-Type"] == label_formats.CONTENT_TYPES[fmt]
     bad = client.get(f"/api/projects/{project.pk}/labels", {"format": "xml"}, **auth)
     assert bad.status_code == 400 and "unknown format 'xml'" in bad.json()["error"]
+
+
+def test_the_console_links_the_labels_parquet_and_prodigy_exports(client):
+    """docs/formats.md offers both from the console: the links are there and answer the files
+    (a vectors project, which has no Prodigy form, gets the Parquet link only)."""
+    from tests.support.html import parse
+
+    project = _labelled_project()
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+    links = {a.attrs["href"]: a.text for a in parse(client.get(f"/projects/{project.pk}/console").content)
+             .find_all("a") if "download" in a.attrs}
+    parquet, prodigy = (f"/projects/{project.pk}/export/labels.parquet",
+                        f"/projects/{project.pk}/export/labels.prodigy.jsonl")
+    assert links[parquet] == "labels (.parquet)" and links[prodigy] == "labels as Prodigy tasks (.jsonl)"
+    table = pq.read_table(io.BytesIO(b"".join(client.get(parquet).streaming_content)))
+    assert table.num_rows == Label.objects.filter(project=project, undone_at__isnull=True).count()
+    tasks = b"".join(client.get(prodigy).streaming_content).splitlines()
+    assert tasks and all(json.loads(t)["answer"] == "accept" for t in tasks)
+    vectors = text_project(item_kind="vectors", featurizer_config={"kind": "vectors", "n_features": 8})
+    client.force_login(member(vectors, "boss", Membership.Role.ADMIN))
+    page = client.get(f"/projects/{vectors.pk}/console").content.decode()
+    assert f"/projects/{vectors.pk}/export/labels.parquet" in page and "labels.prodigy.jsonl" not in page
