@@ -22,10 +22,15 @@ from typing import Any
 
 import numpy as np
 
+from learners.uploads.input_rules import text_problem
+
 #: multiplies the description rows (docs/algorithms/cold_start.md, "Scale")
 PRIOR_SCALE = 1.0
 #: longest description accepted (characters)
 MAX_DESCRIPTION = 1000
+#: what a refused description is, in JSON's words (a form only ever gives text)
+JSON_NAMES: dict[type, str] = {bool: "true or false", int: "a number", float: "a number", list: "a list",
+                               dict: "an object", type(None): "null"}
 
 
 def check_descriptions(descriptions: Any, classes: Sequence[Hashable]) -> dict[str, str]:
@@ -33,8 +38,9 @@ def check_descriptions(descriptions: Any, classes: Sequence[Hashable]) -> dict[s
 
     descriptions: a mapping class -> text (keys matched to ``classes`` by value or string form,
     as a form or JSON gives them). Raises ValueError naming the problem: not a mapping, a class
-    that does not exist, a text that is empty (after stripping) or longer than
-    :data:`MAX_DESCRIPTION`.
+    that does not exist, a description that is not text (a number, a list...), a text that is
+    empty (after stripping), longer than :data:`MAX_DESCRIPTION` or that no database can store
+    (:func:`learners.uploads.input_rules.text_problem`: a NUL character, a lone surrogate).
     """
     if not isinstance(descriptions, Mapping):
         raise ValueError("class descriptions must be an object mapping each class to a text")
@@ -44,8 +50,14 @@ def check_descriptions(descriptions: Any, classes: Sequence[Hashable]) -> dict[s
         if str(key) not in names:
             raise ValueError(f"class descriptions: {key!r} is not one of the classes "
                              f"{list(classes)!r}")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
+            got = JSON_NAMES.get(type(text), type(text).__name__)
+            raise ValueError(f"class descriptions: the description of {key!r} must be text, got {got}")
+        if not text.strip():
             raise ValueError(f"class descriptions: the description of {key!r} is empty")
+        problem = text_problem(text)
+        if problem:
+            raise ValueError(f"class descriptions: the description of {key!r} {problem}")
         if len(text) > MAX_DESCRIPTION:
             raise ValueError(f"class descriptions: the description of {key!r} is longer than "
                              f"{MAX_DESCRIPTION} characters")

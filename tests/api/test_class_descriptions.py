@@ -60,7 +60,12 @@ def test_a_round_trip_sets_the_descriptions_and_rebuilds_the_learner():
     ({"descriptions": {"spam": "   "}}, "the description of 'spam' is empty"),
     ({"descriptions": {"eggs": "breakfast"}}, "'eggs' is not one of the classes"),
     ({"descriptions": {"spam": "x" * 1001}}, "longer than 1000 characters"),
-    ({"descriptions": {"spam": 3}}, "the description of 'spam' is empty"),  # learners.cold_start's words
+    ({"descriptions": {"spam": 5}},
+     "class descriptions: the description of 'spam' must be text, got a number"),
+    ({"descriptions": {"spam": ["an advert"]}}, "the description of 'spam' must be text, got a list"),
+    ({"descriptions": {"spam": None}}, "the description of 'spam' must be text, got null"),
+    ({"descriptions": {"spam": True}}, "the description of 'spam' must be text, got true or false"),
+    ({"descriptions": {"spam": "an\u0000advert"}}, "the description of 'spam' contains a NUL character"),
     ({"descriptions": ["spam", "an advert"]}, "must be an object mapping each class to a text"),
     ({"descriptions": None}, "must be an object mapping each class to a text"),
     ({"descriptions": {"spam": "an advert"}, "extra": 1}, 'the body must be {"descriptions"'),

@@ -66,7 +66,7 @@ def test_dual_averaging_starts_at_the_prior_and_lets_it_fade():
     ({"eggs": "breakfast"}, "'eggs' is not one of the classes"),
     ({"spam": ""}, "the description of 'spam' is empty"),
     ({"spam": "  \n"}, "the description of 'spam' is empty"),
-    ({"spam": 3}, "the description of 'spam' is empty"),
+    ({"spam": 3}, "the description of 'spam' must be text, got a number"),
     ({"spam": "x" * 1001}, "longer than 1000 characters"),
     (["spam"], "must be an object"),
 ])
