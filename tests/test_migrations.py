@@ -40,3 +40,33 @@ def test_existing_dada_projects_keep_smoothing_1_and_new_ones_get_the_new_defaul
     assert learners.validate_params("md-amd", {})["smoothing"] == 1.0
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_disagreement_reviews_catch_up_with_the_consensus_once():
+    before = [("labelling", "0032_refitrun")]
+    after = [("labelling", "0033_disagreement_reviews_follow_consensus")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    apps = executor.loader.project_state(before).apps
+    Project, Item = apps.get_model("labelling", "Project"), apps.get_model("labelling", "Item")
+    Consensus, Review = apps.get_model("labelling", "Consensus"), apps.get_model("labelling", "Review")
+    project = Project.objects.create(name="team", task="binary", item_kind="text", classes=["ham", "spam"],
+                                     featurizer_config={"kind": "text"}, algorithm="paa-i", params={})
+    items = [Item.objects.create(project=project, seq=i, text=f"t{i}", status="labelled") for i in range(6)]
+    for item, status, due in [(items[0], "disputed", False), (items[1], "disputed", True),
+                              (items[2], "majority", False), (items[3], "agreed", False),
+                              (items[4], "adjudicated", False)]:
+        Consensus.objects.create(item=item, project=project, status=status, due=due)
+    Review.objects.create(project=project, item=items[2], reason="disagreement")  # settled since
+    Review.objects.create(project=project, item=items[3], reason="audit")  # not a disagreement
+    Review.objects.create(project=project, item=items[4], reason="disagreement")  # reopened decision
+    Review.objects.create(project=project, item=items[5], reason="disagreement")  # queued by hand
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    Review = executor.loader.project_state(after).apps.get_model("labelling", "Review")
+    found = sorted((r.item.seq, r.reason) for r in Review.objects.all())
+    assert found == [(0, "disagreement"), (3, "audit"), (4, "disagreement"), (5, "disagreement")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())

@@ -1,5 +1,5 @@
 """The dataset export (docs/dataset.md): every item exactly once with the provenance of its final
-label (human, consensus, relabel, model, audited, honeypot, waiting, pending) in CSV, JSONL and
+label (human, consensus, relabel, model, audited, honeypot, disputed, waiting, pending) in CSV, JSONL and
 Parquet, through the console's link, the API (token) and the management command; filters; bad
 input refused with a clear 400. Runs on the session's database: SQLite by default, PostgreSQL
 with ``DATABASE_URL=postgres://...`` (the ``services`` test checks it is really there)."""
@@ -44,6 +44,12 @@ def _scenario() -> tuple[Any, dict[int, dict[str, Any]]]:
     Item.objects.filter(pk=shared.pk).update(overlap_k=2)
     submit_label(project, shared.pk, ann, shared.gold)
     submit_label(project, shared.pk, ann2, shared.gold)
+    # disputed: another one, the two opinions differ (majority vote: no label until a reviewer decides)
+    split = Item.objects.filter(project=project, status="queued").order_by("seq").first()
+    Item.objects.filter(pk=split.pk).update(overlap_k=2)
+    votes = [split.gold, next(c for c in project.classes if c != split.gold)]
+    submit_label(project, split.pk, ann, votes[0])
+    submit_label(project, split.pk, ann2, votes[1])
     review = request_review(audited, Review.Reason.AUDIT, sample_prob=0.5)
     other = next(c for c in project.classes if c != audited.prediction)
     decide(project, review.pk, reviewer, other)
@@ -62,6 +68,9 @@ def _scenario() -> tuple[Any, dict[int, dict[str, Any]]]:
         elif item.pk == shared.pk:
             row = {"provenance": "human", "label": shared.gold, "method": "majority",
                    "opinions": [["ann", shared.gold], ["ann2", shared.gold]]}
+        elif item.pk == split.pk:
+            row = {"provenance": "disputed", "label": None,
+                   "opinions": [["ann", votes[0]], ["ann2", votes[1]]]}
         elif item.pk == audited.pk:
             row = {"provenance": "audited", "label": other, "reviewer": "rev"}
         elif item.pk == honeypot.pk:
@@ -76,7 +85,7 @@ def _scenario() -> tuple[Any, dict[int, dict[str, Any]]]:
             row = {"provenance": "waiting", "label": None}
         expected[item.pk] = row
     kinds = {r["provenance"] for r in expected.values()}
-    assert kinds == {"human", "model", "audited", "honeypot", "waiting", "pending"}, kinds
+    assert kinds == {"human", "model", "audited", "honeypot", "disputed", "waiting", "pending"}, kinds
     return project, expected
 
 

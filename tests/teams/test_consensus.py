@@ -16,7 +16,7 @@ from annotator.labelling.engine.stored_vectors import decode
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Consensus, Item, Label, LearnerState, Membership, Review
 from annotator.labelling.projects.creation import create_project
-from annotator.labelling.teams import consensus, reviews
+from annotator.labelling.teams import consensus
 from learners.aggregation import dawid_skene
 from learners.evaluation.majority import majority_vote
 from tests.support.app import digits_project, member
@@ -204,10 +204,10 @@ def test_a_disputed_item_reaches_the_learner_only_after_adjudication():
     update_project(project.pk)
     assert LearnerState.objects.get(project=project).version == 0
     assert [c.item_id for c in consensus.disagreements(project)] == [item.pk]
-    reviews.sync_disagreements(project)  # what a reviewer's next request does first
-    review = Review.objects.get(item=item)
+    review = Review.objects.get(item=item)  # opened by the pipeline that found it disputed
     assert (review.reason, review.decided_at) == ("disagreement", None)
     consensus.resolve(item, 5, by=member(project, "boss", Membership.Role.ADMIN))
+    assert not Review.objects.filter(item=item).exists()  # decided by the admin: the review closed
     update_project(project.pk)
     assert LearnerState.objects.get(project=project).version == 1
     assert not consensus.disagreements(project).exists()

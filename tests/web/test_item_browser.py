@@ -142,6 +142,46 @@ def test_disagreement_between_annotators():
     assert _walk(_admin(project), f"/projects/{project.pk}/items/?disagreement=annotators") == [item.seq]
 
 
+def _row_of(client: Client, url: str, seq: int) -> dict[str, str]:
+    """The cells of item ``seq``'s row on the browser page ``url``, by column."""
+    from tests.support.html import parse
+
+    response = client.get(url)
+    assert response.status_code == 200
+    for tr in parse(response.content).find_all("tr"):
+        cells = {td.attrs["data-label"]: " ".join(td.text.split()) for td in tr.find_all("td")}
+        if cells.get("#") == str(seq):
+            return cells
+    raise AssertionError(f"no row for item {seq}")
+
+
+def test_a_disputed_item_shows_as_disputed_with_its_opinions_to_the_admins():
+    project = digits_project(20, params={"delta": 100.0}, look_ahead=6)
+    update_project(project.pk)
+    a, b = member(project, "a"), member(project, "b")
+    item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
+    Item.objects.filter(pk=item.pk).update(overlap_k=2)
+    submit_label(project, item.pk, a, 1)
+    submit_label(project, item.pk, b, 2)
+    url = f"/projects/{project.pk}/items/"
+    admin = _admin(project)
+    # not aggregated yet: waiting (for the pipeline), not disputed
+    assert _row_of(admin, url, item.seq)["from"] == "waiting"
+    update_project(project.pk)
+    row = _row_of(admin, url, item.seq)
+    assert (row["status"], row["label"], row["from"]) == ("labelled", "none: a reviewer decides",
+                                                          "disputed · a: 1, b: 2")
+    assert _walk(admin, url + "?provenance=disputed") == [item.seq]
+    assert item.seq not in _walk(admin, url + "?provenance=waiting")
+    # an annotator who may browse sees it disputed, not who said what
+    project.items_for_annotators = True
+    project.save()
+    ann = Client()
+    ann.force_login(a)
+    assert _row_of(ann, url, item.seq)["from"] == "disputed"
+    assert _walk(ann, url + "?provenance=disputed") == [item.seq]
+
+
 def test_a_search_the_index_cannot_serve_reads_a_window_a_page_and_searches_on(monkeypatch):
     """A short ``q`` (or any ``q`` without the trigram index, as on SQLite) reads at most
     SCAN_WINDOW items a page: a page that found too few says how far it searched and its next

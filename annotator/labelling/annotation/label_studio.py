@@ -193,6 +193,7 @@ def _forget(project: Project, item_id: int) -> bool:
             return False
         _retract(project, label, item)
         Consensus.objects.filter(item_id=item.pk).delete()
+        consensus.sync_reviews(project.pk, [item.pk])
         return True
 
 

@@ -146,8 +146,9 @@ CLASS_DESCRIPTIONS = {"type": "object", "required": ["classes", "descriptions"],
     "descriptions": DESCRIPTIONS,
     "changed": {"type": "boolean", "description": "PUT only: whether they changed (the learner is then "
                                                   "rebuilt from them and the labels so far)"}}}
-LABEL_ROW = {"type": "object", "required": ["item_id", "seq", "content", "label", "annotator", "seconds",
-                                            "primary", "applied_version", "created"], "properties": {
+LABEL_ROW = {"type": "object", "required": ["item_id", "seq", "content", "label", "annotator", "kind",
+                                            "seconds", "primary", "applied_version", "created", "undone_at"],
+             "properties": {
     "item_id": {"type": "integer"}, "seq": {"type": "integer"},
     "content": {"type": "string",
                 "description": "the text or URL, the image's file name, or a vector as JSON"},
@@ -155,7 +156,12 @@ LABEL_ROW = {"type": "object", "required": ["item_id", "seq", "content", "label"
     "annotator": {"type": ["string", "null"], "description": "null: the user was deleted"},
     "seconds": {"type": ["number", "null"]}, "primary": {"type": "boolean"},
     "applied_version": {"type": ["integer", "null"], "description": "the model version that learnt it"},
-    "created": {"type": "string", "format": "date-time"}}}
+    "created": {"type": "string", "format": "date-time"},
+    "kind": {"enum": ["opinion", "adjudication", "honeypot"],
+             "description": "an annotator's opinion, a reviewer's (or admin's) class no annotator "
+                            "gave, or the answer to a honeypot"},
+    "undone_at": {"type": ["string", "null"], "format": "date-time",
+                  "description": "when the label was undone; null: it stands"}}}
 #: answers every API operation may give besides its own
 COMMON_ERRORS = {"400": "malformed request", "403": "no or wrong token (the same for a missing project), "
                  "or a member without the role asked for", "404": "no such project, or a session "

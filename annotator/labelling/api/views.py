@@ -25,10 +25,11 @@ project), or a logged-in member's session (handy for the dashboard).
   -> every item of the project with its final label, provenance and calibrated probabilities
   (:mod:`.dataset_export`, docs/dataset.md), streamed; token and admins' sessions only; a bad
   filter or format: 400.
-* ``GET /api/projects/<id>/labels?format=csv|jsonl|parquet|prodigy`` -> every label of the
-  project with its item's content (:func:`.export.label_rows`; ``prodigy``: the standing labels
-  as Prodigy tasks, :mod:`.label_formats`), streamed; token and admins' sessions only; a bad
-  format, or Prodigy tasks of a vectors project: 400.
+* ``GET /api/projects/<id>/labels?format=csv|jsonl|parquet|prodigy&undone=exclude|include`` ->
+  the standing labels of the project (``undone=include``: every label, undone ones too) with
+  their item's content, ``kind`` and ``undone_at`` (:func:`.export.label_rows`; ``prodigy``: the
+  standing labels as Prodigy tasks, :mod:`.label_formats`), streamed; token and admins' sessions
+  only; a bad format or ``undone``, Prodigy tasks of a vectors project or with ``undone=include``: 400.
 * ``GET /api/projects/<id>/agreement`` -> :func:`.agreement.project_agreement` (Cohen's kappa
   per pair of annotators and Krippendorff's alpha, each with its number of items).
   Both are for the project's token and its admins' sessions (403 for an annotator's).
@@ -86,7 +87,7 @@ from annotator.labelling.projects.access import (
 )
 from annotator.labelling.projects.settings_changes import change_class_descriptions
 from annotator.labelling.reporting import dataset_export, label_formats
-from annotator.labelling.reporting.export import opinion_rows
+from annotator.labelling.reporting.export import UNDONE_CHOICES, opinion_rows
 from annotator.labelling.reporting.metrics import project_metrics
 from annotator.labelling.teams.agreement import project_agreement
 from annotator.labelling.teams.audit_sampling import audit_estimate
@@ -361,7 +362,7 @@ DATASET_FILTERS = [
 
 
 @operation(get={"summary": "The labelled dataset: every item with its final label and where it came from "
-                           "(human, model, audited, honeypot, waiting, pending), streamed",
+                           "(human, model, audited, honeypot, disputed, waiting, pending), streamed",
                 "parameters": [FORMAT, *DATASET_FILTERS],
                 "answers": {200: ("one row per item in arrival order (CSV, JSON Lines or Parquet)", None, {
                     dataset_export.CONTENT_TYPES["jsonl"]: DATASET_ROW,
@@ -460,9 +461,15 @@ LABELS_FORMAT = {"name": "format", "in": "query", "required": False,
                                 "Lines; not for vector items: 400)"}
 
 
-@operation(get={"summary": "Every label of the project with its item's content, streamed (also as Parquet "
-                           "or Prodigy tasks)",
-                "parameters": [LABELS_FORMAT],
+LABELS_UNDONE = {"name": "undone", "in": "query", "required": False,
+                 "schema": {"type": "string", "enum": list(UNDONE_CHOICES), "default": UNDONE_CHOICES[0]},
+                 "description": "exclude: the standing labels only (as the dashboard counts them); include: "
+                                "the undone labels too (their undone_at set; not with prodigy: 400)"}
+
+
+@operation(get={"summary": "The standing labels of the project (with undone=include every label) with their "
+                           "item's content, streamed (also as Parquet or Prodigy tasks)",
+                "parameters": [LABELS_FORMAT, LABELS_UNDONE],
                 "answers": {200: ("one row per label in label order", None, {
                     label_formats.CONTENT_TYPES["jsonl"]: LABEL_ROW,
                     label_formats.CONTENT_TYPES["csv"]: {"type": "string"},
@@ -473,7 +480,7 @@ def labels(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpRespons
     project = _admin_project(request, pk)
     fmt = request.GET.get("format", "jsonl")
     try:
-        body = label_formats.table_stream(project, "labels", fmt)
+        body = label_formats.table_stream(project, "labels", fmt, request.GET.dict())
     except ValueError as exc:
         return _error(str(exc))
     response = StreamingHttpResponse(body, content_type=label_formats.CONTENT_TYPES[fmt])

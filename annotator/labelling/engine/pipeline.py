@@ -5,8 +5,8 @@ decisions, holding the project's learner-state row lock (``select_for_update``):
 
 0. aggregate the overlapped items whose opinions are all in (:func:`.consensus.settle`): their
    consensus becomes their primary label, and one that overturns a label the learner had asks
-   for the rebuild of step 1 (an item without a majority waits for the reviewers:
-   :func:`.reviews.sync_disagreements`);
+   for the rebuild of step 1 (an item without a majority waits for the reviewers: its
+   disagreement review opens in the same transaction, :func:`.consensus.sync_reviews`);
 1. follow the project's configuration: a changed ``delta``/``p``/``query`` is set on the
    learner (``set_params``); a changed algorithm or other parameter rebuilds the learner by
    replaying the applied labels in the order they were applied;

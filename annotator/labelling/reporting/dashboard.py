@@ -60,16 +60,23 @@ def health(project: Project) -> dict[str, Any]:
 
 
 def annotators(labels: QuerySet[Label]) -> list[dict[str, Any]]:
-    """Per annotator: ``labels`` given (not undone) and the median seconds per label (the
-    dashboard passes its window of the newest labels, :func:`.agreement.recent_labels`)."""
-    rows: dict[str, list] = {}
-    for name, seconds in (labels.filter(undone_at__isnull=True)
-                          .values_list("annotator__username", "seconds")):
-        rows.setdefault(name or "(deleted user)", []).append(seconds)
-    return [{"name": name, "labels": len(secs),
+    """Per annotator, over their standing labels (not undone; the dashboard passes its window of
+    the newest labels, :func:`.agreement.recent_labels`): ``labels``, their opinions (answers to
+    honeypots included: the queue's "my labels here" counts the same), ``decisions``, the classes
+    they gave as a reviewer that no annotator gave (labels of kind ``adjudication``), and the
+    median seconds per opinion. ``labels + decisions`` is their rows in the labels export."""
+    rows: dict[str, tuple[list[Any], list[None]]] = {}
+    for name, kind, seconds in (labels.filter(undone_at__isnull=True)
+                                .values_list("annotator__username", "kind", "seconds")):
+        opinions, decisions = rows.setdefault(name or "(deleted user)", ([], []))
+        if kind == Label.Kind.OPINION:
+            opinions.append(seconds)
+        else:
+            decisions.append(None)
+    return [{"name": name, "labels": len(secs), "decisions": len(decisions),
              "median_seconds": statistics.median([s for s in secs if s is not None])
              if any(s is not None for s in secs) else None}
-            for name, secs in sorted(rows.items())]
+            for name, (secs, decisions) in sorted(rows.items())]
 
 
 def curves(project: Project) -> dict[str, list[tuple[float, float]]]:

@@ -11,7 +11,10 @@ filters on too; :func:`provenance` reads the label it names):
 * ``audited``: an item the model decided alone that a reviewer audited: the reviewer's class;
 * ``model``: decided without a query: the model's prediction (``model_version``, ``score``,
   ``query_prob``);
-* ``waiting``: queried, no final label yet (in the queue, or disputed); ``pending``: not decided.
+* ``disputed``: an overlapped item whose opinions are all in without a strict majority
+  (:func:`.consensus.disputed_q`), under majority vote: no label until a reviewer decides (its
+  ``opinions`` say who said what; under Dawid-Skene such an item has Dawid-Skene's class, ``human``);
+* ``waiting``: queried, no final label yet (in the queue); ``pending``: not decided.
 
 Every decided item also gets ``probability``, the calibrated probability that its prediction is
 right, and ``probabilities``, that confidence spread over the classes (:class:`Calibration`: a
@@ -43,14 +46,14 @@ from django.db.models.functions import Abs
 from django.utils.dateparse import parse_datetime
 
 from annotator.labelling.models import Consensus, Honeypot, Item, Label, Project, Review
-from annotator.labelling.teams.consensus import RELABEL
+from annotator.labelling.teams.consensus import RELABEL, disputed_q
 from learners.label_errors import platt_fit, spread, top_probability
 
 from .export import spreadsheet_safe
 
 #: items read per query (and per Parquet row group)
 PAGE = 2000
-PROVENANCES = ("human", "model", "audited", "honeypot", "waiting", "pending")
+PROVENANCES = ("human", "model", "audited", "honeypot", "disputed", "waiting", "pending")
 FORMATS = ("csv", "jsonl", "parquet")
 FIELDS = ("id", "seq", "item", "label", "provenance", "labelled_at", "annotator", "method", "drawn",
           "opinions", "reviewer", "prediction", "score", "probability", "probabilities", "query_prob",
@@ -167,8 +170,9 @@ def provenance_rules() -> list[tuple[str, Q]]:
     """The provenance of an item's final label (module docstring) as ``(name, condition)`` in
     order: the first condition an item meets names it. A primary label makes it ``human``; else
     not decided ``pending``; a honeypot with a gold class ``honeypot``; a decided audit
-    ``audited``; decided without a query ``model``; else ``waiting``. Each ``EXISTS`` goes by an
-    index of the item's id (labels, honeypots, reviews)."""
+    ``audited``; decided without a query ``model``; a disputed consensus ``disputed``; else
+    ``waiting``. Each ``EXISTS`` goes by an index of the item's id (labels, honeypots, reviews;
+    the consensus is keyed by it)."""
     item = OuterRef("pk")
     return [
         ("human", Q(Exists(Label.objects.filter(item=item, primary=True)))),
@@ -177,6 +181,7 @@ def provenance_rules() -> list[tuple[str, Q]]:
         ("audited", Q(Exists(Review.objects.filter(item=item, reason=Review.Reason.AUDIT,
                                                    decided_at__isnull=False)))),
         ("model", Q(status=Item.Status.AUTO)),
+        ("disputed", Q(Exists(Consensus.objects.filter(disputed_q(), item=item)))),
         ("waiting", Q()),
     ]
 

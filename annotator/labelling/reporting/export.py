@@ -1,9 +1,13 @@
 """Exports: the trained model (``.npz`` + JSON card, via ``learners.model_file.save_model``),
 the labels and the opinions (CSV or JSONL rows, :data:`TABLES`).
 
-Labels: every label with its item's content, for training elsewhere. Opinions
-(docs/teams.md): every label, undone ones too, with who gave it, their role and when, and its
-item's consensus (class, status, method, reviewer, time), for agreement and review.
+Labels: the standing labels (not undone: the ones the dashboard and the Prodigy export count)
+with their item's content, for training elsewhere; with :data:`UNDONE_KEY` = ``include`` the
+undone ones too (:func:`parse_undone`). Each row says what it is: ``kind`` (:func:`answer_kind`:
+an annotator's ``opinion``, a reviewer's ``adjudication`` or the answer to a ``honeypot``) and
+``undone_at`` (null: it stands). Opinions (docs/teams.md): every label, undone ones too, with
+who gave it, their role and when, and its item's consensus (class, status, method, reviewer,
+time), for agreement and review.
 
 The labels CSV is meant to be opened in spreadsheets, so it neutralises formula injection
 (OWASP "CSV Injection"): a text cell that begins with ``=``, ``+``, ``-``, ``@`` (or their
@@ -28,16 +32,17 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Case, Exists, F, OuterRef, Value, When
 from django.utils import timezone
 
 import learners
 from annotator.labelling.engine.learner_state import stored_learner
-from annotator.labelling.models import Label, LearnerState, Membership, Project
+from annotator.labelling.models import Honeypot, Label, LearnerState, Membership, Project
 from learners.model_file import full_card, model_bytes, save_model
 from learners.refit import RefitResult
 
@@ -50,11 +55,15 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", 
 #: optional exponent ("-1", "+1", "-0.5", "-.5", "+1e-3"). A spreadsheet reads it as that number,
 #: and it can hold no reference, function or command, so it is written as it is.
 PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-LABEL_FIELDS = ("item_id", "seq", "content", "label", "annotator", "seconds", "primary",
-                "applied_version", "created")
+LABEL_FIELDS = ("item_id", "seq", "content", "label", "annotator", "kind", "seconds", "primary",
+                "applied_version", "created", "undone_at")
+#: the labels export's query key that adds the undone labels, and its values (the first: default)
+UNDONE_KEY, UNDONE_CHOICES = "undone", ("exclude", "include")
+#: the labels export's ``kind`` of the answer to a honeypot (the others: :class:`.models.Label.Kind`)
+HONEYPOT_ANSWER = "honeypot"
+CONSENSUS_FIELDS = ("consensus", "consensus_status", "consensus_method", "consensus_by", "consensus_at")
 OPINION_FIELDS = ("label_id", "item_id", "seq", "annotator", "role", "kind", "label", "created", "primary",
-                  "undone_at", "overlap_k", "consensus", "consensus_status", "consensus_method",
-                  "consensus_by", "consensus_at")
+                  "undone_at", "overlap_k", *CONSENSUS_FIELDS)
 
 
 def model_card(project: Project, state: LearnerState, learner: learners.Learner) -> dict[str, Any]:
@@ -130,17 +139,41 @@ def model_download(project: Project) -> tuple[bytes, dict[str, Any]]:
     return model_bytes(learner, featurizer, card, result), full_card(learner, featurizer, card, result)
 
 
-def label_rows(project: Project) -> Iterator[dict[str, Any]]:
-    """Every label of the project in label order, as flat JSON-able dicts (:data:`LABEL_FIELDS`)."""
-    labels = (Label.objects.filter(project=project).order_by("id")
+def parse_undone(query: Mapping[str, str]) -> bool:
+    """Whether the labels export's ``query`` asks for the undone labels too (``undone=include``;
+    absent, empty or ``exclude``: the standing labels only). ValueError naming the values for
+    anything else."""
+    value = query.get(UNDONE_KEY, "") or UNDONE_CHOICES[0]
+    if value not in UNDONE_CHOICES:
+        raise ValueError(f"{UNDONE_KEY} must be one of {', '.join(UNDONE_CHOICES)}, not {value!r}")
+    return value == "include"
+
+
+def answer_kind() -> Case:
+    """SQL, on labels: what kind of answer a label is, the labels export's ``kind``: the answer to
+    a honeypot (:data:`HONEYPOT_ANSWER`: an opinion of an annotator who was served the item as
+    a honeypot, :class:`.models.Honeypot`, undone answers included), else the label's own
+    ``kind`` (``opinion``, or ``adjudication``: a reviewer's or admin's class no annotator gave)."""
+    served = Honeypot.objects.filter(item_id=OuterRef("item_id"), annotator_id=OuterRef("annotator_id"))
+    return Case(When(Exists(served), kind=Label.Kind.OPINION, then=Value(HONEYPOT_ANSWER)), default=F("kind"))
+
+
+def label_rows(project: Project, undone: bool = False) -> Iterator[dict[str, Any]]:
+    """The project's standing labels (``undone``: every label, undone ones too) in label order,
+    as flat JSON-able dicts (:data:`LABEL_FIELDS`; ``kind``: :func:`answer_kind`, ``undone_at``:
+    ISO 8601, None for a standing label)."""
+    labels = Label.objects.filter(project=project)
+    if not undone:
+        labels = labels.filter(undone_at__isnull=True)
+    labels = (labels.order_by("id").annotate(answer=answer_kind())
               .select_related("item", "annotator").defer("item__data", "item__vector"))
     for lab in labels.iterator(chunk_size=1000):
         item = lab.item
         content = item.filename or item.text or json.dumps(item.vector_pairs)
         yield {"item_id": item.pk, "seq": item.seq, "content": content, "label": lab.value,
-               "annotator": lab.annotator.username if lab.annotator else None,
+               "annotator": lab.annotator.username if lab.annotator else None, "kind": lab.answer,
                "seconds": lab.seconds, "primary": lab.primary, "applied_version": lab.applied_version,
-               "created": lab.created.isoformat()}
+               "created": lab.created.isoformat(), "undone_at": _iso(lab.undone_at)}
 
 
 def spreadsheet_safe(value: Any) -> Any:
@@ -161,7 +194,8 @@ def opinion_rows(project: Project, after: int = 0, limit: int | None = None) -> 
     ``kind``: ``opinion``, or ``adjudication`` (a reviewer's class no annotator gave);
     ``primary``: the label the learner uses; ``undone_at``: when it was undone (None: it stands);
     ``overlap_k``: annotators the item needs; the item's consensus (:class:`.models.Consensus`;
-    all None while it has none): ``consensus`` (its class; None while disputed under majority
+    all None while it has none, and while its opinions wait for the pipeline to aggregate them:
+    ``due``): ``consensus`` (its class; None while disputed under majority
     vote), ``consensus_status``, ``consensus_method``, ``consensus_by`` (the reviewer) and
     ``consensus_at``; times are ISO 8601."""
     roles = dict(Membership.objects.filter(project=project).values_list("user_id", "role"))
@@ -169,16 +203,18 @@ def opinion_rows(project: Project, after: int = 0, limit: int | None = None) -> 
               .values_list("id", "item_id", "item__seq", "annotator_id", "annotator__username", "kind",
                            "value", "created", "primary", "undone_at", "item__overlap_k",
                            "item__consensus__value", "item__consensus__status", "item__consensus__method",
-                           "item__consensus__decided_by__username", "item__consensus__decided_at"))
+                           "item__consensus__decided_by__username", "item__consensus__decided_at",
+                           "item__consensus__due"))
     if limit is not None:
         labels = labels[:limit]
     for (pk, item_id, seq, user_id, username, kind, value, created, primary, undone_at, overlap_k, agreed,
-         status, method, by, at) in labels.iterator(chunk_size=1000):
+         status, method, by, at, due) in labels.iterator(chunk_size=1000):
+        agreement: dict[str, Any] = {  # none while not aggregated yet (due)
+            "consensus": agreed, "consensus_status": status, "consensus_method": method or None,
+            "consensus_by": by, "consensus_at": _iso(at)} if not due else dict.fromkeys(CONSENSUS_FIELDS)
         yield {"label_id": pk, "item_id": item_id, "seq": seq, "annotator": username,
                "role": roles.get(user_id), "kind": kind, "label": value, "created": created.isoformat(),
-               "primary": primary, "undone_at": _iso(undone_at), "overlap_k": overlap_k,
-               "consensus": agreed, "consensus_status": status, "consensus_method": method or None,
-               "consensus_by": by, "consensus_at": _iso(at)}
+               "primary": primary, "undone_at": _iso(undone_at), "overlap_k": overlap_k, **agreement}
 
 
 def _iso(when: Any) -> str | None:
@@ -186,19 +222,24 @@ def _iso(when: Any) -> str | None:
     return when.isoformat() if when else None
 
 
-#: the exported tables: name -> (rows of a project, CSV columns)
-TABLES: dict[str, tuple[Callable[[Project], Iterator[dict[str, Any]]], tuple[str, ...]]] = {
-    "labels": (label_rows, LABEL_FIELDS), "opinions": (opinion_rows, OPINION_FIELDS)}
+def _opinion_table(project: Project, undone: bool) -> Iterator[dict[str, Any]]:
+    """The opinions table (:func:`opinion_rows`: undone labels always in)."""
+    return opinion_rows(project)
 
 
-def table_csv(project: Project, table: str) -> Iterator[str]:
-    """CSV text of the rows of :data:`TABLES` ``[table]`` with :func:`spreadsheet_safe` cells,
-    header first, yielded line by line."""
+#: the exported tables: name -> (rows of a project, undone labels too or not; CSV columns)
+TABLES: dict[str, tuple[Callable[[Project, bool], Iterator[dict[str, Any]]], tuple[str, ...]]] = {
+    "labels": (label_rows, LABEL_FIELDS), "opinions": (_opinion_table, OPINION_FIELDS)}
+
+
+def table_csv(project: Project, table: str, undone: bool = False) -> Iterator[str]:
+    """CSV text of the rows of :data:`TABLES` ``[table]`` (``undone``: the labels table's undone
+    labels too) with :func:`spreadsheet_safe` cells, header first, yielded line by line."""
     rows, fields = TABLES[table]
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
-    for row in rows(project):
+    for row in rows(project, undone):
         writer.writerow({k: spreadsheet_safe(v) for k, v in row.items()})
         yield buf.getvalue()
         buf.seek(0)
@@ -206,8 +247,9 @@ def table_csv(project: Project, table: str) -> Iterator[str]:
     yield buf.getvalue()
 
 
-def table_jsonl(project: Project, table: str) -> Iterator[str]:
-    """JSON Lines of the rows of :data:`TABLES` ``[table]`` (values exactly as stored)."""
+def table_jsonl(project: Project, table: str, undone: bool = False) -> Iterator[str]:
+    """JSON Lines of the rows of :data:`TABLES` ``[table]`` (values exactly as stored; ``undone``
+    as :func:`table_csv`'s)."""
     rows, _ = TABLES[table]
-    for row in rows(project):
+    for row in rows(project, undone):
         yield json.dumps(row) + "\n"

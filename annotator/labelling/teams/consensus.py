@@ -21,7 +21,10 @@ undo does: a new model version whose state equals a replay of the final labels).
 
 :func:`resolve` is the reviewer's final decision (any item; status ``adjudicated``, never
 recomputed); :func:`disagreements` lists the items waiting for one; :func:`opinions` gives an
-item's opinions. Nothing here sends tasks: the callers ask :mod:`.send` for ``apply_labels``.
+item's opinions. Wherever a consensus changes (:func:`settle`, :func:`withdraw`, :func:`resolve`)
+the review queue follows in the same transaction (:func:`sync_reviews`): a disputed item has an
+open disagreement review, a settled one none. Nothing here sends tasks: the callers ask
+:mod:`.send` for ``apply_labels``.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotator.labelling.engine import running_totals
@@ -42,6 +45,7 @@ from annotator.labelling.models import (
     Label,
     LearnerState,
     Project,
+    Review,
     StreamStats,
 )
 from learners.aggregation import DawidSkene, dawid_skene
@@ -77,13 +81,44 @@ def opinions(item: Item | int) -> list[Label]:
                                      annotator__isnull=False).select_related("annotator").order_by("id"))
 
 
+def disputed_q(prefix: str = "") -> Q:
+    """THE rule of a disputed item, on :class:`.models.Consensus` rows (``prefix``: the path to
+    them, e.g. ``"consensus__"`` from items): aggregated (not ``due``) with status ``disputed``.
+    A row whose opinions wait for :func:`settle` is not disputed yet, whatever its status says.
+    The review queue's disagreements (:func:`sync_reviews`), the dataset's ``disputed``
+    provenance and the opinions export all read it."""
+    return Q(**{f"{prefix}status": Consensus.Status.DISPUTED, f"{prefix}due": False})
+
+
 def disagreements(project: Project, include_outvoted: bool = False) -> QuerySet[Consensus]:
-    """Items waiting for a reviewer, in arrival order: ``disputed`` (no strict majority), and
-    with ``include_outvoted`` also ``majority`` (a class won against a dissent). Adjudicated
-    items are never listed."""
+    """Items waiting for a reviewer, in arrival order: disputed (:func:`disputed_q`: no strict
+    majority), and with ``include_outvoted`` also ``majority`` (a class won against a dissent).
+    Adjudicated items and items whose opinions wait for :func:`settle` are never listed."""
     statuses = [Consensus.Status.DISPUTED] + ([Consensus.Status.MAJORITY] if include_outvoted else [])
-    return (Consensus.objects.filter(project=project, status__in=statuses)
+    return (Consensus.objects.filter(project=project, status__in=statuses, due=False)
             .select_related("item").order_by("item__seq"))
+
+
+def sync_reviews(project_id: int, item_ids: list[int]) -> None:
+    """The review queue follows the consensus of the items ``item_ids`` (called where it changes,
+    in the same transaction: :func:`settle`, :func:`withdraw`, :func:`resolve`): a disputed item
+    (:func:`disputed_q`) without a disagreement review gets one; an item that is not disputed
+    (settled by a later opinion, withdrawn by an undo, decided by a reviewer or an admin) loses
+    its open disagreement review, leased or not (a reviewer holding it is told it closed).
+    Decided reviews are never touched. So the reviews API, the review page and the exports
+    count the same disagreements without anyone opening the review queue."""
+    if not item_ids:
+        return
+    reason = Review.Reason.DISAGREEMENT
+    disputed = set(Consensus.objects.filter(disputed_q(), item_id__in=item_ids)
+                   .values_list("item_id", flat=True))
+    if disputed:
+        have = set(Review.objects.filter(item_id__in=disputed, reason=reason)
+                   .values_list("item_id", flat=True))
+        Review.objects.bulk_create([Review(project_id=project_id, item_id=pk, reason=reason)
+                                    for pk in sorted(disputed - have)], ignore_conflicts=True)
+    Review.objects.filter(item_id__in=[pk for pk in item_ids if pk not in disputed], reason=reason,
+                          decided_at__isnull=True).delete()
 
 
 def values(project: Project, items: Any = None) -> dict[int, Any]:
@@ -141,6 +176,7 @@ def withdraw(item: Item, counts: StreamStats) -> bool:
     if row is None or row.status == Consensus.Status.ADJUDICATED:
         return False
     row.delete()
+    sync_reviews(item.project_id, [item.pk])
     return _set_final(item, None, counts)
 
 
@@ -195,6 +231,7 @@ def settle(lk: Locked, counts: StreamStats) -> list[Consensus]:
         written.append(row)
     if rebuild:
         lk.state.needs_rebuild = True
+    sync_reviews(project.pk, [row.item_id for row in written])
     return written
 
 
@@ -278,6 +315,7 @@ def resolve(item: Item, value: Any, by: Any, method: str = ADJUDICATION, drawn: 
         row.value, row.status, row.method, row.due = cls, Consensus.Status.ADJUDICATED, method, False
         row.decided_by, row.decided_at = by, timezone.now()
         row.save()
+        sync_reviews(project.pk, [item.pk])
         if item.status in Item.AWAITING_LABEL:
             Item.objects.filter(pk=item.pk).update(status=Item.Status.LABELLED, lease_owner=None,
                                                    lease_expires=None)

@@ -5,8 +5,8 @@ undo their latest decision (:func:`undo_decision`), which reopens the review for
 Reviews come from three sources: labels suspected wrong (:mod:`.suspects`), audits of
 auto-decisions (:mod:`.audit_sampling`, opened by the stream
 engine) and disagreements between annotators: the disputed items of
-:func:`.consensus.disagreements`, copied into the queue whenever a reviewer asks for the next item
-(:func:`sync_disagreements`), or any item passed to :func:`request_review`. The decision on a
+:func:`.consensus.disagreements`, opened and closed where their consensus changes, in the same
+transaction (:func:`.consensus.sync_reviews`), or any item passed to :func:`request_review`. The decision on a
 disagreement is the item's final label (:func:`.consensus.resolve`: the learner is corrected when
 it overturns a label it had). Leases work as the annotators' (:mod:`.actions`): a
 compare-and-set ``UPDATE`` so that two reviewers never get the same review,
@@ -22,11 +22,11 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, Exists, OuterRef, Q, When
+from django.db.models import Case, Q, When
 from django.utils import timezone
 
 from annotator.labelling.annotation.actions import LeasedToOtherError
-from annotator.labelling.models import Consensus, Item, Label, LearnerState, Project, Review
+from annotator.labelling.models import Item, Label, LearnerState, Project, Review
 from annotator.labelling.projects.access import may_review
 
 from . import consensus
@@ -61,27 +61,9 @@ def request_review(item: Item, reason: str, sample_prob: float | None = None) ->
     return review
 
 
-def sync_disagreements(project: Project) -> None:
-    """Open a disagreement review for every disputed item (:func:`.consensus.disagreements`) that
-    has none, and drop the open ones whose item the team settled meanwhile (a later opinion or an
-    undo changed its consensus; items without a consensus, queued by :func:`request_review`, stay)."""
-    reason = Review.Reason.DISAGREEMENT
-    missing = (consensus.disagreements(project)
-               .exclude(Exists(Review.objects.filter(item_id=OuterRef("item_id"), reason=reason)))
-               .values_list("item_id", flat=True))
-    Review.objects.bulk_create([Review(project=project, item_id=pk, reason=reason) for pk in missing],
-                               ignore_conflicts=True)
-    settled = (Consensus.objects.filter(item_id=OuterRef("item_id"))
-               .exclude(status=Consensus.Status.DISPUTED))
-    Review.objects.filter(project=project, reason=reason, decided_at__isnull=True,
-                          lease_owner__isnull=True).filter(Exists(settled)).delete()
-
-
 def lease_review(project: Project, user: Any) -> Review | None:
     """Lease the open review of the oldest item to ``user`` (or return their live lease); None
-    when nothing waits. The caller checks that ``user`` may review (:func:`.access.may_review`).
-    Disputed items join the queue first (:func:`sync_disagreements`)."""
-    sync_disagreements(project)
+    when nothing waits. The caller checks that ``user`` may review (:func:`.access.may_review`)."""
     with transaction.atomic():
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()

@@ -9,7 +9,9 @@
 
 A bad filter, a page past the end, a class that is not one and an item of another project get
 400, 404, 400 and 404 with a plain message; nothing changes then. Annotators see neither the
-model's guesses (unless the project shows them) nor which items were honeypots or audits.
+model's guesses (unless the project shows them) nor which items were honeypots or audits, nor
+who said what on an overlapped item (a disputed item shows as disputed to all, with its
+opinions to the admins).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from .request import AppRequest
 
 #: provenances an annotator sees as they are; the others pass for the model's (honeypots and audits
 #: are the admins' to know, docs/teams.md)
-ANNOTATOR_PROVENANCES = ("human", "model", "waiting", "pending")
+ANNOTATOR_PROVENANCES = ("human", "model", "disputed", "waiting", "pending")
 #: filters that read the model's guesses (refused to an annotator who may not see them; so is
 #: ``disagreement=model``)
 PREDICTION_FILTERS = ("predicted", "confidence")
@@ -60,7 +62,10 @@ def _content(project: Project, row: dict[str, Any]) -> str:
 
 
 def _as_seen(row: dict[str, Any], admin: bool, predictions: bool) -> dict[str, Any]:
-    """``row`` as the viewer may see it (module docstring)."""
+    """``row`` as the viewer may see it (module docstring): who said what on an overlapped item
+    (``opinions``) is the admins' (the reviewers see it, blind or not, in the review queue)."""
+    if not admin:
+        row["opinions"] = None
     if not admin and row["provenance"] not in ANNOTATOR_PROVENANCES:
         row["provenance"], row["label"] = "model", row["prediction"]
     if not predictions:

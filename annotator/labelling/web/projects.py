@@ -148,11 +148,13 @@ def export_model(request: AppRequest, pk: int, what: str) -> HttpResponse:
 @require_GET
 def export_table(request: AppRequest, pk: int, table: str, fmt: str) -> HttpResponse | StreamingHttpResponse:
     """The project's ``labels`` or ``opinions`` (:data:`.export.TABLES`) as ``csv`` or ``jsonl``;
-    the labels also as ``parquet`` or ``prodigy`` (JSONL tasks, :mod:`.label_formats`).
-    Project admins only; 400 for Prodigy tasks of a vectors project."""
+    the labels also as ``parquet`` or ``prodigy`` (JSONL tasks, :mod:`.label_formats`); the
+    labels are the standing ones, with ``?undone=include`` the undone ones too.
+    Project admins only; 400 for a bad ``undone`` value and for Prodigy tasks of a vectors
+    project or with the undone labels."""
     project = project_for(request.user, pk, admin=True)
     try:
-        body = label_formats.table_stream(project, table, fmt)
+        body = label_formats.table_stream(project, table, fmt, request.GET.dict())
     except ValueError as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain")
     response = StreamingHttpResponse(body, content_type=label_formats.CONTENT_TYPES[fmt])

@@ -61,9 +61,13 @@ from .request import AppRequest, class_buttons, image_src, item_display, polled_
 
 def progress(project: Project, user: Any) -> dict[str, int]:
     """The progress line: my labels today and in all, and the items waiting (one fewer while the
-    user holds a honeypot, as if it were the waiting item it stands in for: :mod:`.honeypots`)."""
+    user holds a honeypot, as if it were the waiting item it stands in for: :mod:`.honeypots`).
+    My labels are my standing opinions, what the dashboard counts as my ``labels``
+    (:func:`.dashboard.annotators`): a class I decided in the review queue that no annotator
+    gave (an adjudication) is a review decision, not a label of mine."""
     today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
-    mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True).aggregate(
+    mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True,
+                                kind=Label.Kind.OPINION).aggregate(
         total=Count("id"), today=Count("id", filter=Q(created__gte=today)))
     waiting = max(0, waiting_count(project) - holds_honeypot(project, user))
     return {"today": mine["today"], "total": mine["total"], "waiting": waiting}

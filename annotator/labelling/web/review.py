@@ -11,14 +11,16 @@ With the project's ``blind_review`` the panel names the annotators "annotator 1"
 
 Staff and the project's reviewers and admins only (403 for annotators, 404/403 outside their
 projects, :func:`.access.may_review`). Refused decisions: a review leased to another reviewer or
-already decided (409), a value that is not a class (400).
+already decided (409), a value that is not a class (400), a review that is not open any more (a
+disagreement its annotators settled meanwhile closes, :func:`.consensus.sync_reviews`) or not in
+the project (404).
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
@@ -92,7 +94,9 @@ def review_decide(request: AppRequest, pk: int, review_pk: int) -> HttpResponse:
     try:
         done = decide(project, review_pk, request.user, request.POST.get("value"))
     except Review.DoesNotExist:
-        raise Http404("no such review in this project") from None
+        # also a disagreement the annotators settled while it was shown (.consensus.sync_reviews)
+        return _refuse(request, project, "this review is no longer open: its item was settled by its "
+                       "annotators meanwhile, or there is no such review in this project", 404)
     except (AlreadyDecidedError, LeasedToOtherError) as exc:
         return _refuse(request, project, str(exc), 409)
     except ValueError as exc:

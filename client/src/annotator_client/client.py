@@ -187,14 +187,17 @@ class Client:
             response.close()
 
     def export_labels(self, project: int, format: LabelFormat = "jsonl",
-                      out: IO[bytes] | None = None) -> bytes:
-        """The labels export (``csv``, ``jsonl``, ``parquet`` or ``prodigy`` tasks): its bytes, or,
-        given a binary file ``out``, streamed into it (returns ``b""``)."""
-        return self._download(f"/api/projects/{project}/labels", {"format": format}, out)
+                      out: IO[bytes] | None = None, undone: bool = False) -> bytes:
+        """The labels export (``csv``, ``jsonl``, ``parquet`` or ``prodigy`` tasks) of the standing
+        labels (``undone``: the undone ones too, not for Prodigy tasks): its bytes, or, given a
+        binary file ``out``, streamed into it (returns ``b""``)."""
+        params = {"format": format, "undone": "include" if undone else "exclude"}
+        return self._download(f"/api/projects/{project}/labels", params, out)
 
-    def labels(self, project: int) -> list[LabelRow]:
-        """Every label of the project (the ``jsonl`` labels export, parsed)."""
-        data = self.export_labels(project, "jsonl")
+    def labels(self, project: int, undone: bool = False) -> list[LabelRow]:
+        """The standing labels of the project (``undone``: every label; the ``jsonl`` labels
+        export, parsed)."""
+        data = self.export_labels(project, "jsonl", undone=undone)
         return [cast(LabelRow, json.loads(line)) for line in data.splitlines() if line.strip()]
 
     def export_dataset(self, project: int, format: DatasetFormat = "jsonl", out: IO[bytes] | None = None,

@@ -74,10 +74,12 @@ class LabelRow(TypedDict):
     content: str
     label: ClassValue
     annotator: str | None
+    kind: Literal["opinion", "adjudication", "honeypot"]
     seconds: float | None
     primary: bool
     applied_version: int | None
     created: str
+    undone_at: str | None  # None: the label stands
 
 
 #: the metrics answer: the figures the project's dashboard shows (a JSON object)
