@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from .uploads.input_rules import checked_text
+
 #: multiplies the description rows (docs/algorithms/cold_start.md, "Scale")
 PRIOR_SCALE = 1.0
 #: longest description accepted (characters)
@@ -33,8 +35,9 @@ def check_descriptions(descriptions: Any, classes: Sequence[Hashable]) -> dict[s
 
     descriptions: a mapping class -> text (keys matched to ``classes`` by value or string form,
     as a form or JSON gives them). Raises ValueError naming the problem: not a mapping, a class
-    that does not exist, a text that is empty (after stripping) or longer than
-    :data:`MAX_DESCRIPTION`.
+    that does not exist, a text that is empty (after stripping), that no database can store
+    (a NUL character, a lone surrogate: :func:`learners.uploads.input_rules.checked_text`) or
+    longer than :data:`MAX_DESCRIPTION`.
     """
     if not isinstance(descriptions, Mapping):
         raise ValueError("class descriptions must be an object mapping each class to a text")
@@ -46,6 +49,7 @@ def check_descriptions(descriptions: Any, classes: Sequence[Hashable]) -> dict[s
                              f"{list(classes)!r}")
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"class descriptions: the description of {key!r} is empty")
+        checked_text(text, f"class descriptions: the description of {key!r}")
         if len(text) > MAX_DESCRIPTION:
             raise ValueError(f"class descriptions: the description of {key!r} is longer than "
                              f"{MAX_DESCRIPTION} characters")

@@ -1,7 +1,8 @@
 """JSON API for streaming items into a live project and reading the decisions.
 
 Authentication: header ``Authorization: Token <project api_token>`` (the token belongs to one
-project), or a logged-in member's session (handy for the dashboard).
+project), or a logged-in member's session (handy for the dashboard) for reads only: every write
+(``POST``, ``PUT``, ``DELETE``) needs the token.
 
 * ``POST /api/projects/<id>/items`` body ``{"items": [{"text": ...} | {"url": ...} |
   {"vector": [[i, v], ...]} | {"image_base64": ..., "filename": ...}, ...]}`` (each may
@@ -44,10 +45,11 @@ project), or a logged-in member's session (handy for the dashboard).
   or whose host is not a public address: 400 (docs/webhooks.md).
 * ``GET /api/projects/<id>/class-descriptions`` -> ``{"classes", "descriptions"}``: a text
   project's per-class descriptions, the learner's cold start (docs/algorithms/cold_start.md;
-  another kind has none); ``PUT`` (token, or an admin's session with the CSRF token) ``{"descriptions":
-  {class: text, ...}}`` replaces them through the console's service
-  (:func:`.settings_changes.change_class_descriptions`: validated, recorded, the learner rebuilt
-  from them) and answers as GET with ``changed``; an empty text, an unknown class, a project not
+  another kind has none); ``PUT`` (token only, as every write of the API: the console page
+  changes them through its own form) ``{"descriptions": {class: text, ...}}`` replaces them
+  through the console's service (:func:`.settings_changes.change_class_descriptions`: validated,
+  recorded, the learner rebuilt from them) and answers as GET with ``changed``; an empty text,
+  one that cannot be stored (a NUL character, a lone surrogate), an unknown class, a project not
   of text or a body not of that shape: 400, nothing changed.
 * ``DELETE /api/projects/<id>/webhooks/<hook>`` (token) -> 204; ``POST
   /api/projects/<id>/webhooks/<hook>/secret`` (token) -> ``{"id", "secret"}``, a new secret.
@@ -72,7 +74,6 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -482,15 +483,6 @@ def labels(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpRespons
     return response
 
 
-def _csrf_checked(request: HttpRequest) -> None:
-    """PermissionDenied unless a session's write carries the CSRF token (as the pages' forms do);
-    the API's views are CSRF-exempt for token callers. Django's own check, on a view that is not
-    exempt (``openapi``, never called)."""
-    if CsrfViewMiddleware(openapi).process_view(request, openapi, (), {}) is not None:
-        raise PermissionDenied("a write with a session needs the CSRF token (X-CSRFToken header), "
-                               "or send 'Authorization: Token <project token>'")
-
-
 def _descriptions(project: Project, **extra: Any) -> JsonResponse:
     return JsonResponse({"classes": project.classes, "descriptions": project.class_descriptions, **extra})
 
@@ -504,15 +496,12 @@ def _descriptions(project: Project, **extra: Any) -> JsonResponse:
          "answers": {200: ("the classes and the descriptions now, with whether they changed",
                            CLASS_DESCRIPTIONS)}},
 )
-@csrf_exempt  # token callers; a session's PUT is checked by _csrf_checked
+@csrf_exempt  # token-authenticated API; session callers are read-only (GET)
 @require_http_methods(["GET", "PUT"])
 def class_descriptions(request: HttpRequest, pk: int) -> JsonResponse:
-    project = _admin_project(request, pk)
     if request.method == "GET":
-        return _descriptions(project)
-    by_token = request.headers.get("Authorization", "").startswith("Token ")
-    if not by_token:
-        _csrf_checked(request)
+        return _descriptions(_admin_project(request, pk))
+    project = _token_project(request, pk, "changing the class descriptions")
     try:
         body = parse_json(request.body, "the body")
     except ValueError as exc:
@@ -522,8 +511,7 @@ def class_descriptions(request: HttpRequest, pk: int) -> JsonResponse:
     try:
         with transaction.atomic():
             locked = Project.objects.select_for_update().get(pk=project.pk)
-            changed = change_class_descriptions(locked, None if by_token else request.user,
-                                                body["descriptions"])
+            changed = change_class_descriptions(locked, None, body["descriptions"])  # the token: no user
             send.items_changed(project.pk)
     except ValueError as exc:
         return _error(str(exc))
