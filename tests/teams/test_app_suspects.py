@@ -73,7 +73,7 @@ def test_bad_sends_are_refused_and_change_nothing(client):
     url = f"/projects/{project.pk}/suspects/send"
     theirs = Item.objects.filter(project=other).values_list("pk", flat=True).first()
     mine = Item.objects.filter(project=project).values_list("pk", flat=True).first()
-    for form, needle in (({}, "at least one"), ({"item": "x"}, "whole numbers"),
+    for form, needle in (({}, "at least one"), ({"item": "x"}, "whole number"),
                          ({"item": [str(mine), str(theirs)]}, f"no item {theirs}")):
         response = client.post(url, form)
         assert response.status_code == 400 and needle in response.content.decode()

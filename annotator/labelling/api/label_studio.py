@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -26,6 +25,7 @@ from annotator.labelling.annotation import label_studio as backend
 from annotator.labelling.models import Project
 from annotator.labelling.reporting import label_studio as ls_export
 from annotator.labelling.worker import send
+from learners.uploads.input_rules import parse_json
 
 from .errors import error_response
 from .schema import operation
@@ -42,9 +42,11 @@ PREDICT_OUT = {"type": "object", "required": ["results", "model_version"], "prop
 
 
 def _json_body(request: HttpRequest) -> Any:
+    """The body's JSON value; None when it is not JSON (or nests too deeply: the app's JSON rule,
+    :func:`learners.uploads.input_rules.parse_json`)."""
     try:
-        return json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError):
+        return parse_json(request.body or b"null")
+    except ValueError:
         return None
 
 

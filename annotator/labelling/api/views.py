@@ -12,10 +12,12 @@ project), or a logged-in member's session (handy for the dashboard) for reads on
   ``201 {"items": [{"id", "seq", "status"}, ...]}`` in input order, or ``400 {"error"}``
   naming the item (``item 3: ...``, 0-based).
 * ``GET /api/projects/<id>/items?ids=1,2,3`` -> ``{"items": [{"id", "seq", "status",
-  "prediction", "score", "query_prob", "queried", "model_version"}, ...]}``; decision fields
-  are null until the item is decided. The decision fields (:data:`HIDDEN_FROM_MEMBERS`) are
-  for the project's token and its admins: an annotator's or reviewer's session gets them null
-  for every item, so that no field tells a honeypot from a queued item (docs/teams.md).
+  "prediction", "score", "query_prob", "queried", "model_version"}, ...]}``: 1 to
+  ``MAX_IDS`` ids, each a whole number from 1 to 2**63 - 1 (else 400 naming the entry; ids not
+  in the project: 404 naming them); decision fields are null until the item is decided. The
+  decision fields (:data:`HIDDEN_FROM_MEMBERS`) are for the project's token and its admins: an
+  annotator's or reviewer's session gets them null for every item, so that no field tells a
+  honeypot from a queued item (docs/teams.md).
 * ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
   annotator's session when the project keeps its dashboard for admins.
 * ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
@@ -96,7 +98,7 @@ from annotator.labelling.teams.reviews import review_rows
 from annotator.labelling.webhooks import endpoints as webhook_endpoints
 from annotator.labelling.worker import send
 from learners.uploads import gold_of
-from learners.uploads.input_rules import parse_json
+from learners.uploads.input_rules import BIGINT_MAX, parse_json, whole_number
 from learners.uploads.records import checked_filename
 from learners.uploads.tabular import row_record
 
@@ -191,12 +193,16 @@ def _post_items(request: HttpRequest, project: Project) -> JsonResponse:
 
 
 def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonResponse:
-    try:
-        ids = [int(x) for x in request.GET.get("ids", "").split(",") if x.strip()]
-    except ValueError:
-        return _error("ids must be a comma-separated list of item ids")
-    if len(ids) > MAX_IDS:
+    raw = request.GET.get("ids", "")
+    if not raw.strip():
+        return _error(f"ids must be a comma-separated list of 1 to {MAX_IDS} item ids")
+    parts = raw.split(",")
+    if len(parts) > MAX_IDS:
         return _error(f"at most {MAX_IDS} ids per request")
+    try:
+        ids = [whole_number(x, f"ids: entry {n}") for n, x in enumerate(parts, start=1)]
+    except ValueError as exc:
+        return _error(f"{exc} (ids must be a comma-separated list of item ids)")
     found = Item.objects.filter(project=project, pk__in=ids).values(
         "id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")
     rows: dict[int, dict[str, Any]] = {r["id"]: dict(r) for r in found}
@@ -210,7 +216,7 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
 
 
 IDS = {"name": "ids", "in": "query", "required": True, "schema": {"type": "string"},
-       "description": f"comma-separated item ids (at most {MAX_IDS})"}
+       "description": f"comma-separated item ids (1 to {MAX_IDS}), each a whole number from 1 to 2**63 - 1"}
 ITEMS_OUT = {"type": "object", "required": ["items"],
              "properties": {"items": {"type": "array", "items": ITEM_STATE}}}
 CREATED = {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
@@ -249,13 +255,13 @@ def _page(request: HttpRequest, key: str, id_field: str,
           rows_after: Callable[[int, int], list[dict[str, Any]]]) -> JsonResponse:
     """One page of ``key`` rows whose ``id_field`` is above the request's ``after`` (0: from the
     start): ``{key: rows, "next": the last id, or None on the last page}``; 400 for an ``after``
-    that is not a whole number >= 0. ``rows_after(after, limit)`` reads at most ``limit`` rows."""
+    that is not a whole number from 0 to 2**63 - 1
+    (:func:`~learners.uploads.input_rules.whole_number`). ``rows_after(after, limit)`` reads at
+    most ``limit`` rows."""
     try:
-        after = int(request.GET.get("after", "0"))
-    except ValueError:
-        return _error(f"after must be a {id_field.removesuffix('_id')} id (an integer)")
-    if after < 0:
-        return _error("after must be 0 or more")
+        after = whole_number(request.GET.get("after", "0"), "after", 0, BIGINT_MAX)
+    except ValueError as exc:
+        return _error(f"{exc} (a {id_field.removesuffix('_id')} id; 0: from the first)")
     rows = rows_after(after, OPINIONS_PAGE + 1)
     more = len(rows) > OPINIONS_PAGE
     rows = rows[:OPINIONS_PAGE]
@@ -274,7 +280,8 @@ def _admin_project(request: HttpRequest, pk: int) -> Project:
 admin_project = _admin_project
 
 
-AFTER = {"name": "after", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0},
+AFTER = {"name": "after", "in": "query", "required": False,
+         "schema": {"type": "integer", "minimum": 0, "maximum": BIGINT_MAX},
          "description": "label id to start after (0, the default: from the first label)"}
 OPINIONS_OUT = {"type": "object", "required": ["opinions", "next"], "properties": {
     "opinions": {"type": "array", "items": OPINION},

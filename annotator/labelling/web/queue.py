@@ -21,7 +21,6 @@ JavaScript) are redirected to the queue page, so the page works without htmx too
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -55,6 +54,7 @@ from annotator.labelling.models import Item, Label, Project
 from annotator.labelling.projects.access import is_project_admin, may_review, project_for
 from annotator.labelling.teams.honeypots import holds_honeypot
 from annotator.labelling.worker import send
+from learners.uploads.input_rules import parse_json, whole_number
 
 from .request import AppRequest, class_buttons, image_src, item_display, polled_panel, refused_panel
 
@@ -245,17 +245,17 @@ def _burst(raw: str | None) -> list[tuple[int, Any]]:
     """The ``labels`` field of a desk request: a JSON list of ``[item id, value]`` pairs (at most
     :data:`.look_ahead.MAX_BURST`). Raises ValueError with a message for anything else."""
     try:
-        pairs = json.loads(raw or "[]")
-    except json.JSONDecodeError:
-        raise ValueError("labels must be a JSON list of [item id, value] pairs") from None
+        pairs = parse_json(raw or "[]", "labels")
+    except ValueError as exc:
+        raise ValueError(f"{exc}: labels must be a JSON list of [item id, value] pairs") from None
     if not isinstance(pairs, list) or len(pairs) > MAX_BURST:
         raise ValueError(f"labels must be a JSON list of at most {MAX_BURST} [item id, value] pairs")
     out = []
-    for pair in pairs:
+    for n, pair in enumerate(pairs, start=1):
         if (not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], int)
                 or isinstance(pair[0], bool) or not isinstance(pair[1], (str, int))):
             raise ValueError("each entry of labels must be an [item id, value] pair")
-        out.append((pair[0], pair[1]))
+        out.append((whole_number(pair[0], f"labels: the item id of entry {n}"), pair[1]))
     return out
 
 
