@@ -11,7 +11,8 @@ With the project's ``blind_review`` the panel names the annotators "annotator 1"
 
 Staff and the project's reviewers and admins only (403 for annotators, 404/403 outside their
 projects, :func:`.access.may_review`). Refused decisions: a review leased to another reviewer or
-already decided (409), a value that is not a class (400).
+already decided (409), a suspect review whose label was undone since it was sent (409; the review
+is withdrawn, :func:`.reviews.decide`), a value that is not a class (400).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from annotator.labelling.projects.access import may_review, project_for, sees_da
 from annotator.labelling.teams.reviews import (
     FINAL_REASONS,
     AlreadyDecidedError,
+    WithdrawnReviewError,
     decide,
     last_decision,
     lease_review,
@@ -93,7 +95,7 @@ def review_decide(request: AppRequest, pk: int, review_pk: int) -> HttpResponse:
         done = decide(project, review_pk, request.user, request.POST.get("value"))
     except Review.DoesNotExist:
         raise Http404("no such review in this project") from None
-    except (AlreadyDecidedError, LeasedToOtherError) as exc:
+    except (AlreadyDecidedError, LeasedToOtherError, WithdrawnReviewError) as exc:
         return _refuse(request, project, str(exc), 409)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 400)

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotator.labelling.models import Item
 from annotator.labelling.projects.access import project_for
-from annotator.labelling.teams.suspects import ranked_suspects, send_to_review
+from annotator.labelling.teams.suspects import NotSuspectError, ranked_suspects, send_to_review
 from learners.uploads.input_rules import whole_number
 
 from .request import AppRequest
@@ -34,7 +34,8 @@ def suspects(request: AppRequest, pk: int) -> HttpResponse:
 @require_POST
 def suspects_send(request: AppRequest, pk: int) -> HttpResponse:
     """Queue the posted ``item`` ids for the reviewers; 400 naming a bad id (not a whole number
-    within the ids' range, or not an item of this project) and nothing queued then."""
+    within the ids' range, not an item of this project, or an item with no label the ranking would
+    list: :func:`.suspects.send_to_review`) and nothing queued then."""
     project = project_for(request.user, pk, admin=True)
     raw = request.POST.getlist("item")
     if not raw:
@@ -46,7 +47,7 @@ def suspects_send(request: AppRequest, pk: int) -> HttpResponse:
         return HttpResponse(f"{exc} (an item id)", status=400, content_type="text/plain")
     try:
         queued = send_to_review(project, ids)
-    except Item.DoesNotExist as exc:
+    except (Item.DoesNotExist, NotSuspectError) as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
     messages.success(request, f"{queued} label(s) sent to the review queue" if queued
                      else "those labels were in the review queue already")
