@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from learners.uploads.input_rules import text_problem
+from .uploads.input_rules import checked_text
 
 #: multiplies the description rows (docs/algorithms/cold_start.md, "Scale")
 PRIOR_SCALE = 1.0
@@ -40,7 +40,7 @@ def check_descriptions(descriptions: Any, classes: Sequence[Hashable]) -> dict[s
     as a form or JSON gives them). Raises ValueError naming the problem: not a mapping, a class
     that does not exist, a description that is not text (a number, a list...), a text that is
     empty (after stripping), longer than :data:`MAX_DESCRIPTION` or that no database can store
-    (:func:`learners.uploads.input_rules.text_problem`: a NUL character, a lone surrogate).
+    (:func:`learners.uploads.input_rules.checked_text`: a NUL character, a lone surrogate).
     """
     if not isinstance(descriptions, Mapping):
         raise ValueError("class descriptions must be an object mapping each class to a text")
@@ -55,9 +55,7 @@ def check_descriptions(descriptions: Any, classes: Sequence[Hashable]) -> dict[s
             raise ValueError(f"class descriptions: the description of {key!r} must be text, got {got}")
         if not text.strip():
             raise ValueError(f"class descriptions: the description of {key!r} is empty")
-        problem = text_problem(text)
-        if problem:
-            raise ValueError(f"class descriptions: the description of {key!r} {problem}")
+        checked_text(text, f"class descriptions: the description of {key!r}")
         if len(text) > MAX_DESCRIPTION:
             raise ValueError(f"class descriptions: the description of {key!r} is longer than "
                              f"{MAX_DESCRIPTION} characters")

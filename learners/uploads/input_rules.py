@@ -6,7 +6,11 @@ One definition, used by the upload parsers (here), and by the app's JSON API and
   (not valid Unicode: no database encoding can store it);
 * a string bound for a ``CharField`` fits its ``max_length``;
 * JSON from users that nests too deeply is refused (Python's parser recurses: a body nested
-  100,000 deep ends in a ``RecursionError``).
+  100,000 deep ends in a ``RecursionError``);
+* a number that looks a row up or is compared with a column (an id, a ``seq``, an ``after``)
+  is a whole number within the column's range (:func:`whole_number`): SQLite cannot bind an
+  integer beyond 64 bits at all, PostgreSQL refuses one beyond its column, and either would
+  end in a 500.
 """
 
 from __future__ import annotations
@@ -16,6 +20,14 @@ import re
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+#: the largest value of a 64-bit signed integer column (PostgreSQL ``bigint``, SQLite ``INTEGER``):
+#: every id of the app (``BigAutoField``) and every ``seq``
+BIGINT_MAX = 2**63 - 1
+#: the range of a row's id (ids start at 1)
+ID_RANGE = (1, BIGINT_MAX)
+#: digits beyond which a number is out of every range without being converted
+_MAX_DIGITS = 30
 
 
 def text_problem(value: str, max_length: int | None = None) -> str | None:
@@ -54,3 +66,23 @@ def parse_json(text: str | bytes, what: str = "the body") -> Any:
     except RecursionError:  # the C parser stops at Python's recursion limit (~1000 levels)
         raise ValueError(f"{what}: JSON nested too deeply") from None
     return value
+
+
+def whole_number(value: object, what: str, low: int = ID_RANGE[0], high: int = ID_RANGE[1]) -> int:
+    """``value`` as an int within ``[low, high]`` (default :data:`ID_RANGE`, an id); ValueError
+    ``"<what> must be a whole number from <low> to <high>, not <value>"`` otherwise.
+
+    ``value``: the text of a query string, form field or URL part (ASCII digits with an optional
+    sign, spaces around allowed: not ``""``, ``"1e3"``, ``"1.0"``, ``"1_000"`` or other scripts'
+    digits), or a JSON number that is an integer (not a bool, not ``1.0``).
+    """
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        digits = value.strip().lstrip("+-").lstrip("0")
+        number = int(value) if len(digits) <= _MAX_DIGITS else None
+    if number is None or not low <= number <= high:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise ValueError(f"{what} must be a whole number from {low} to {high}, not {shown}")
+    return number

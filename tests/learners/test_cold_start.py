@@ -69,6 +69,8 @@ def test_dual_averaging_starts_at_the_prior_and_lets_it_fade():
     ({"spam": 3}, "the description of 'spam' must be text, got a number"),
     ({"spam": "x" * 1001}, "longer than 1000 characters"),
     (["spam"], "must be an object"),
+    ({"spam": "an\x00advert"}, "the description of 'spam' contains a NUL character"),
+    ({"spam": "an \ud800 advert"}, "the description of 'spam' contains a lone surrogate"),
 ])
 def test_bad_descriptions_are_refused_with_their_reason(descriptions, needle):
     with pytest.raises(ValueError, match=needle):

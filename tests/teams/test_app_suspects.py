@@ -5,11 +5,12 @@ threshold on the sweep, a reviewer's decision as the final label, and bad input
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
-from annotator.labelling.annotation.actions import submit_label
+from annotator.labelling.annotation.actions import submit_label, undo_last_label, undoable_label
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import Record, import_records
-from annotator.labelling.models import Item, Label, Membership, Review
+from annotator.labelling.models import Consensus, Item, Label, Membership, Review
 from annotator.labelling.teams.reviews import decide
 from annotator.labelling.teams.suspects import ranked_suspects
 from annotator.labelling.worker import tasks
@@ -73,7 +74,7 @@ def test_bad_sends_are_refused_and_change_nothing(client):
     url = f"/projects/{project.pk}/suspects/send"
     theirs = Item.objects.filter(project=other).values_list("pk", flat=True).first()
     mine = Item.objects.filter(project=project).values_list("pk", flat=True).first()
-    for form, needle in (({}, "at least one"), ({"item": "x"}, "whole numbers"),
+    for form, needle in (({}, "at least one"), ({"item": "x"}, "whole number"),
                          ({"item": [str(mine), str(theirs)]}, f"no item {theirs}")):
         response = client.post(url, form)
         assert response.status_code == 400 and needle in response.content.decode()
@@ -136,3 +137,69 @@ def test_with_overlap_the_careless_annotators_labels_are_the_suspect_ones():
     assert careless and np.mean(careless) > np.mean(right)
     assert np.mean([r["suspicion"] for r in ranked if r["annotator"] == "sim3"]) > np.mean(
         [r["suspicion"] for r in ranked if r["annotator"] != "sim3"])
+
+
+def test_only_an_item_the_list_could_rank_can_be_sent(client):
+    """The list's own rule (:func:`.reviews.suspect_opinions`): a standing label on a queried item.
+    An item not labelled yet (pending), one whose label was undone: 400 naming it, nothing queued,
+    even beside an item that could be sent."""
+    project, _ = labelled_project(40, wrong_every=100)
+    ann = member(project, "ann")
+    import_records(project, [Record("late", "a message the stream has not reached")])
+    pending = Item.objects.get(project=project, text="a message the stream has not reached")
+    undone = undo_last_label(project, ann)
+    sendable = Label.objects.filter(undone_at__isnull=True).values_list("item_id", flat=True)[0]
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+    url = f"/projects/{project.pk}/suspects/send"
+    for item in (pending, undone):
+        for form in ({"item": str(item.pk)}, {"item": [str(sendable), str(item.pk)]}):
+            response = client.post(url, form)
+            assert response.status_code == 400, response.content
+            assert f"item #{item.seq} has no label to review" in response.content.decode()
+    assert not Review.objects.exists()
+    assert client.post(url, {"item": str(sendable)}).status_code == 302
+    assert Review.objects.get().item_id == sendable
+
+
+def _sent_then_undone(client):
+    """A project whose annotator's last label was sent to review, then undone: (project, the item,
+    the review, the reviewer's client)."""
+    project, _ = labelled_project(40, wrong_every=100)
+    ann = member(project, "ann")
+    item = undoable_label(project, ann).item
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+    assert client.post(f"/projects/{project.pk}/suspects/send", {"item": str(item.pk)}).status_code == 302
+    review = Review.objects.get(item=item, reason=Review.Reason.SUSPECT)
+    reviewer = Client()
+    reviewer.force_login(member(project, "rev", Membership.Role.REVIEWER))
+    return project, item, review, reviewer
+
+
+def test_deciding_a_suspect_review_whose_label_was_undone_is_a_409_that_decides_nothing(client):
+    project, item, review, reviewer = _sent_then_undone(client)
+    assert reviewer.get(f"/projects/{project.pk}/review/").status_code == 200  # leased to the reviewer
+    assert Review.objects.get(pk=review.pk).lease_owner is not None
+    undo_last_label(project, member(project, "ann"))  # the label sent is taken back meanwhile
+    labels = list(Label.objects.filter(item=item).values_list("pk", "undone_at", "primary"))
+    consensus = list(Consensus.objects.filter(item=item).values_list("status", "value"))
+    response = reviewer.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "spam"})
+    assert response.status_code == 409
+    assert "review was withdrawn and nothing was decided" in response.content.decode()
+    assert not Review.objects.filter(pk=review.pk).exists()
+    assert list(Label.objects.filter(item=item).values_list("pk", "undone_at", "primary")) == labels
+    assert list(Consensus.objects.filter(item=item).values_list("status", "value")) == consensus
+    assert not Label.objects.filter(kind=Label.Kind.ADJUDICATION).exists()
+    assert reviewer.get(f"/projects/{project.pk}/review/").status_code == 200  # the queue goes on
+
+
+def test_a_suspect_review_whose_label_was_undone_leaves_the_queue_and_can_be_sent_again(client):
+    project, item, review, reviewer = _sent_then_undone(client)
+    ann = member(project, "ann")
+    undo_last_label(project, ann)
+    page = reviewer.get(f"/projects/{project.pk}/review/")
+    assert page.status_code == 200 and not Review.objects.filter(pk=review.pk).exists()
+    submit_label(project, item.pk, ann, "spam")  # labelled again: a suspect again
+    assert client.post(f"/projects/{project.pk}/suspects/send", {"item": str(item.pk)}).status_code == 302
+    again = Review.objects.get(item=item, reason=Review.Reason.SUSPECT)
+    decided = reviewer.post(f"/projects/{project.pk}/reviews/{again.pk}/decide", {"value": "ham"})
+    assert decided.status_code == 302 and Review.objects.get(pk=again.pk).value == "ham"

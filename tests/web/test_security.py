@@ -75,7 +75,7 @@ MATRIX: dict[str, tuple[str, tuple]] = {
     "webhooks": ("get", (LOGIN, 404, 403, 200)),  # admins only (tests/webhooks/)
     "webhook-rotate": ("post", (LOGIN, 404, 403, 200)),  # the page with the new secret, shown once
     "webhook-delete": ("post", (LOGIN, 404, 403, 302)),
-    "api-items": ("get", (403, 404, 200, 200)),  # token, or a member's session (read-only)
+    "api-items": ("get", (403, 404, 400, 400)),  # token, or a member's session (read-only); no ids: 400
     "api-metrics": ("get", (403, 404, 403, 200)),  # the project keeps its dashboard for admins
     "api-opinions": ("get", (403, 404, 403, 200)),  # token, or an admin's session
     "api-agreement": ("get", (403, 404, 403, 200)),

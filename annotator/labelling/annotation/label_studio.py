@@ -42,6 +42,7 @@ from annotator.labelling.ingest.opinions import LABEL_STUDIO, outside_user
 from annotator.labelling.models import Consensus, Item, Label, LabelStudioTask, LearnerState, Project
 from annotator.labelling.teams import consensus
 from learners.uploads import IngestError
+from learners.uploads.input_rules import whole_number
 from learners.uploads.label_studio import annotator_name, choice_of, task_record
 
 #: the annotation events that teach the learner, and the one that takes a label back
@@ -83,11 +84,19 @@ def control_names(label_config: Any) -> tuple[str, str]:
                        "serves Choices classifications only")
 
 
+def _ls_id(value: Any, what: str) -> int:
+    """A Label Studio id (a task's, an annotation's) from a JSON body: a whole number within the
+    column's range (:func:`learners.uploads.input_rules.whole_number`); BackendError otherwise."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BackendError(f"{what} must be an integer")
+    try:
+        return whole_number(value, what)
+    except ValueError as exc:
+        raise BackendError(str(exc)) from None
+
+
 def _task_id(task: Any, where: str) -> int:
-    tid = task.get("id") if isinstance(task, dict) else None
-    if not isinstance(tid, int) or isinstance(tid, bool):
-        raise BackendError(f"{where}: a task needs an integer 'id'")
-    return tid
+    return _ls_id(task.get("id") if isinstance(task, dict) else None, f"{where}: the task's 'id'")
 
 
 def items_for_tasks(project: Project, tasks: Sequence[Any]) -> list[int]:
@@ -210,6 +219,9 @@ def annotation_event(project: Project, payload: Any) -> dict[str, Any]:
         if not isinstance(task, dict) or not isinstance(annotation, dict):
             raise BackendError(f"{action} needs 'task' and 'annotation' objects")
         where = f"task {task.get('id')}, annotation {annotation.get('id')}"
+        annotation_id = annotation.get("id")
+        if isinstance(annotation_id, int):  # stored: checked first (nothing stored on a refusal)
+            _ls_id(annotation_id, f"{where}: the annotation's 'id'")
         try:
             value = choice_of(project, annotation.get("result", []), where)
         except IngestError as exc:
@@ -218,7 +230,6 @@ def annotation_event(project: Project, payload: Any) -> dict[str, Any]:
         if annotation.get("was_cancelled") or value is None:
             return {"action": action, "item_id": item_id, "taught": False}
         _teach(project, item_id, value, annotator_name(annotation))
-        annotation_id = annotation.get("id")
         LabelStudioTask.objects.filter(project=project, item_id=item_id).update(
             annotation_id=annotation_id if isinstance(annotation_id, int) else None)
         return {"action": action, "item_id": item_id, "taught": True}
@@ -226,8 +237,8 @@ def annotation_event(project: Project, payload: Any) -> dict[str, Any]:
         # Label Studio sends the deleted annotations' ids only: {"annotations": [{"id": 5}, ...]}
         found = payload.get("annotations") or ([payload["annotation"]] if payload.get("annotation") else [])
         ids = [a.get("id") if isinstance(a, dict) else a for a in found]
-        item_ids = list(LabelStudioTask.objects.filter(
-            project=project, annotation_id__in=[i for i in ids if isinstance(i, int)])
+        known = [_ls_id(i, "a deleted annotation's 'id'") for i in ids if isinstance(i, int)]
+        item_ids = list(LabelStudioTask.objects.filter(project=project, annotation_id__in=known)
             .values_list("item_id", flat=True))
         retracted = [pk for pk in item_ids if _forget(project, pk)]
         LabelStudioTask.objects.filter(project=project, item_id__in=retracted).update(annotation_id=None)

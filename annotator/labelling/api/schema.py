@@ -355,7 +355,6 @@ def openapi_document() -> dict[str, Any]:
             "token": {"type": "apiKey", "in": "header", "name": "Authorization",
                       "description": "'Token <the project's API token>' (console page)"},
             "session": {"type": "apiKey", "in": "cookie", "name": "sessionid",
-                        "description": "a logged-in member's session: reads; the class descriptions' PUT "
-                                       "too, with the CSRF token (X-CSRFToken header); other writes need "
+                        "description": "a logged-in member's session: reads only; every write needs "
                                        "the token"}}},
     }

@@ -1,7 +1,8 @@
 """JSON API for streaming items into a live project and reading the decisions.
 
 Authentication: header ``Authorization: Token <project api_token>`` (the token belongs to one
-project), or a logged-in member's session (handy for the dashboard).
+project), or a logged-in member's session (handy for the dashboard) for reads only: every write
+(``POST``, ``PUT``, ``DELETE``) needs the token.
 
 * ``POST /api/projects/<id>/items`` body ``{"items": [{"text": ...} | {"url": ...} |
   {"vector": [[i, v], ...]} | {"image_base64": ..., "filename": ...}, ...]}`` (each may
@@ -11,10 +12,12 @@ project), or a logged-in member's session (handy for the dashboard).
   ``201 {"items": [{"id", "seq", "status"}, ...]}`` in input order, or ``400 {"error"}``
   naming the item (``item 3: ...``, 0-based).
 * ``GET /api/projects/<id>/items?ids=1,2,3`` -> ``{"items": [{"id", "seq", "status",
-  "prediction", "score", "query_prob", "queried", "model_version"}, ...]}``; decision fields
-  are null until the item is decided. The decision fields (:data:`HIDDEN_FROM_MEMBERS`) are
-  for the project's token and its admins: an annotator's or reviewer's session gets them null
-  for every item, so that no field tells a honeypot from a queued item (docs/teams.md).
+  "prediction", "score", "query_prob", "queried", "model_version"}, ...]}``: 1 to
+  ``MAX_IDS`` ids, each a whole number from 1 to 2**63 - 1 (else 400 naming the entry; ids not
+  in the project: 404 naming them); decision fields are null until the item is decided. The
+  decision fields (:data:`HIDDEN_FROM_MEMBERS`) are for the project's token and its admins: an
+  annotator's or reviewer's session gets them null for every item, so that no field tells a
+  honeypot from a queued item (docs/teams.md).
 * ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
   annotator's session when the project keeps its dashboard for admins.
 * ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
@@ -45,10 +48,11 @@ project), or a logged-in member's session (handy for the dashboard).
   or whose host is not a public address: 400 (docs/webhooks.md).
 * ``GET /api/projects/<id>/class-descriptions`` -> ``{"classes", "descriptions"}``: a text
   project's per-class descriptions, the learner's cold start (docs/algorithms/cold_start.md;
-  another kind has none); ``PUT`` (token, or an admin's session with the CSRF token) ``{"descriptions":
-  {class: text, ...}}`` replaces them through the console's service
-  (:func:`.settings_changes.change_class_descriptions`: validated, recorded, the learner rebuilt
-  from them) and answers as GET with ``changed``; an empty text, an unknown class, a project not
+  another kind has none); ``PUT`` (token only, as every write of the API: the console page
+  changes them through its own form) ``{"descriptions": {class: text, ...}}`` replaces them
+  through the console's service (:func:`.settings_changes.change_class_descriptions`: validated,
+  recorded, the learner rebuilt from them) and answers as GET with ``changed``; an empty text,
+  one that cannot be stored (a NUL character, a lone surrogate), an unknown class, a project not
   of text or a body not of that shape: 400, nothing changed.
 * ``DELETE /api/projects/<id>/webhooks/<hook>`` (token) -> 204; ``POST
   /api/projects/<id>/webhooks/<hook>/secret`` (token) -> ``{"id", "secret"}``, a new secret.
@@ -73,7 +77,6 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -96,7 +99,7 @@ from annotator.labelling.teams.reviews import review_rows
 from annotator.labelling.webhooks import endpoints as webhook_endpoints
 from annotator.labelling.worker import send
 from learners.uploads import gold_of
-from learners.uploads.input_rules import parse_json
+from learners.uploads.input_rules import BIGINT_MAX, parse_json, whole_number
 from learners.uploads.records import checked_filename
 from learners.uploads.tabular import row_record
 
@@ -191,12 +194,16 @@ def _post_items(request: HttpRequest, project: Project) -> JsonResponse:
 
 
 def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonResponse:
-    try:
-        ids = [int(x) for x in request.GET.get("ids", "").split(",") if x.strip()]
-    except ValueError:
-        return _error("ids must be a comma-separated list of item ids")
-    if len(ids) > MAX_IDS:
+    raw = request.GET.get("ids", "")
+    if not raw.strip():
+        return _error(f"ids must be a comma-separated list of 1 to {MAX_IDS} item ids")
+    parts = raw.split(",")
+    if len(parts) > MAX_IDS:
         return _error(f"at most {MAX_IDS} ids per request")
+    try:
+        ids = [whole_number(x, f"ids: entry {n}") for n, x in enumerate(parts, start=1)]
+    except ValueError as exc:
+        return _error(f"{exc} (ids must be a comma-separated list of item ids)")
     found = Item.objects.filter(project=project, pk__in=ids).values(
         "id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")
     rows: dict[int, dict[str, Any]] = {r["id"]: dict(r) for r in found}
@@ -210,7 +217,7 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
 
 
 IDS = {"name": "ids", "in": "query", "required": True, "schema": {"type": "string"},
-       "description": f"comma-separated item ids (at most {MAX_IDS})"}
+       "description": f"comma-separated item ids (1 to {MAX_IDS}), each a whole number from 1 to 2**63 - 1"}
 ITEMS_OUT = {"type": "object", "required": ["items"],
              "properties": {"items": {"type": "array", "items": ITEM_STATE}}}
 CREATED = {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
@@ -249,13 +256,13 @@ def _page(request: HttpRequest, key: str, id_field: str,
           rows_after: Callable[[int, int], list[dict[str, Any]]]) -> JsonResponse:
     """One page of ``key`` rows whose ``id_field`` is above the request's ``after`` (0: from the
     start): ``{key: rows, "next": the last id, or None on the last page}``; 400 for an ``after``
-    that is not a whole number >= 0. ``rows_after(after, limit)`` reads at most ``limit`` rows."""
+    that is not a whole number from 0 to 2**63 - 1
+    (:func:`~learners.uploads.input_rules.whole_number`). ``rows_after(after, limit)`` reads at
+    most ``limit`` rows."""
     try:
-        after = int(request.GET.get("after", "0"))
-    except ValueError:
-        return _error(f"after must be a {id_field.removesuffix('_id')} id (an integer)")
-    if after < 0:
-        return _error("after must be 0 or more")
+        after = whole_number(request.GET.get("after", "0"), "after", 0, BIGINT_MAX)
+    except ValueError as exc:
+        return _error(f"{exc} (a {id_field.removesuffix('_id')} id; 0: from the first)")
     rows = rows_after(after, OPINIONS_PAGE + 1)
     more = len(rows) > OPINIONS_PAGE
     rows = rows[:OPINIONS_PAGE]
@@ -274,7 +281,8 @@ def _admin_project(request: HttpRequest, pk: int) -> Project:
 admin_project = _admin_project
 
 
-AFTER = {"name": "after", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0},
+AFTER = {"name": "after", "in": "query", "required": False,
+         "schema": {"type": "integer", "minimum": 0, "maximum": BIGINT_MAX},
          "description": "label id to start after (0, the default: from the first label)"}
 OPINIONS_OUT = {"type": "object", "required": ["opinions", "next"], "properties": {
     "opinions": {"type": "array", "items": OPINION},
@@ -489,15 +497,6 @@ def labels(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpRespons
     return response
 
 
-def _csrf_checked(request: HttpRequest) -> None:
-    """PermissionDenied unless a session's write carries the CSRF token (as the pages' forms do);
-    the API's views are CSRF-exempt for token callers. Django's own check, on a view that is not
-    exempt (``openapi``, never called)."""
-    if CsrfViewMiddleware(openapi).process_view(request, openapi, (), {}) is not None:
-        raise PermissionDenied("a write with a session needs the CSRF token (X-CSRFToken header), "
-                               "or send 'Authorization: Token <project token>'")
-
-
 def _descriptions(project: Project, **extra: Any) -> JsonResponse:
     return JsonResponse({"classes": project.classes, "descriptions": project.class_descriptions, **extra})
 
@@ -511,15 +510,12 @@ def _descriptions(project: Project, **extra: Any) -> JsonResponse:
          "answers": {200: ("the classes and the descriptions now, with whether they changed",
                            CLASS_DESCRIPTIONS)}},
 )
-@csrf_exempt  # token callers; a session's PUT is checked by _csrf_checked
+@csrf_exempt  # token-authenticated API; session callers are read-only (GET)
 @require_http_methods(["GET", "PUT"])
 def class_descriptions(request: HttpRequest, pk: int) -> JsonResponse:
-    project = _admin_project(request, pk)
     if request.method == "GET":
-        return _descriptions(project)
-    by_token = request.headers.get("Authorization", "").startswith("Token ")
-    if not by_token:
-        _csrf_checked(request)
+        return _descriptions(_admin_project(request, pk))
+    project = _token_project(request, pk, "changing the class descriptions")
     try:
         body = parse_json(request.body, "the body")
     except ValueError as exc:
@@ -529,8 +525,7 @@ def class_descriptions(request: HttpRequest, pk: int) -> JsonResponse:
     try:
         with transaction.atomic():
             locked = Project.objects.select_for_update().get(pk=project.pk)
-            changed = change_class_descriptions(locked, None if by_token else request.user,
-                                                body["descriptions"])
+            changed = change_class_descriptions(locked, None, body["descriptions"])  # the token: no user
             send.items_changed(project.pk)
     except ValueError as exc:
         return _error(str(exc))

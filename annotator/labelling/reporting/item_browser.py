@@ -7,8 +7,8 @@ Filters (query keys, anything else refused): ``q`` (the text contains, case-inse
 ``predicted`` (the model's predicted class), ``confidence`` (a band of ``|score|``: ``low``,
 ``mid``, ``high``, bounds :data:`BANDS`), ``disagreement`` (``annotators``: their opinions
 differ, the item's consensus is not unanimous; ``model``: the final human label differs from the
-model's prediction). ``after``: the ``seq`` the page starts after (the previous page's last);
-past the project's last item is refused.
+model's prediction). ``after``: the ``seq`` the page starts after (the previous page's last), a
+whole number from 0 to 2**63 - 1; past the project's last item is refused.
 
 A text search that matches few items reads the items until it fills a page. On PostgreSQL a
 trigram index (migration 0031) answers a ``q`` of :data:`TRIGRAM` characters or more; any other
@@ -28,6 +28,7 @@ from django.db.models import Exists, OuterRef, Q
 
 from annotator.labelling.models import Consensus, Item, Label, Project
 from annotator.labelling.teams.consensus import RELABEL
+from learners.uploads.input_rules import BIGINT_MAX, whole_number
 
 from .dataset_export import ITEM_COLUMNS, PROVENANCES, annotated_items, provenance, provenance_q, related_rows
 
@@ -134,11 +135,11 @@ def _after(query: Mapping[str, str], project: Project) -> int:
     if not text:
         return -1
     try:
-        after = int(text)
-    except ValueError:
-        raise ValueError(f"after must be an item's seq (an integer), not {text!r}") from None
+        after = whole_number(text, "after", 0, BIGINT_MAX)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (an item's seq)") from None
     last = Item.objects.filter(project=project).order_by("-seq").values_list("seq", flat=True).first()
-    if after < -1 or last is None or after >= last:
+    if last is None or after >= last:
         raise PastTheEndError(f"there is no item after seq {after} (the last item has seq {last})")
     return after
 

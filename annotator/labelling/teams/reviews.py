@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, Q, When
+from django.db.models import Case, Exists, OuterRef, Q, When
 from django.utils import timezone
 
 from annotator.labelling.annotation.actions import LeasedToOtherError
@@ -43,6 +43,27 @@ class AlreadyDecidedError(ValueError):
     """The review was decided already (by this reviewer or another): decisions are final."""
 
 
+class WithdrawnReviewError(ValueError):
+    """A suspect review whose item no longer has a label to suspect (:func:`suspect_opinions`:
+    the label sent was undone meanwhile): the review was withdrawn, nothing decided."""
+
+
+def suspect_opinions(project: Project) -> Any:
+    """The labels that can be suspected wrong (docs/estimates.md, "Suspected label errors"): the
+    standing opinions (not undone) on the items the model queried and scored. The one rule of the
+    ranking (:func:`.suspects.ranked_suspects`), of what may be sent to review
+    (:func:`.suspects.send_to_review`) and of which suspect reviews still stand."""
+    return Label.objects.filter(project=project, kind=Label.Kind.OPINION, undone_at__isnull=True,
+                                item__queried=True, item__score__isnull=False)
+
+
+def _unfounded_suspects(project: Project) -> Any:
+    """The project's open suspect reviews whose item has no label :func:`suspect_opinions` keeps."""
+    founded = suspect_opinions(project).filter(item_id=OuterRef("item_id"))
+    return Review.objects.filter(project=project, reason=Review.Reason.SUSPECT, decided_at__isnull=True
+                                 ).exclude(Exists(founded))
+
+
 def open_q(now: Any) -> Q:
     """Reviews a reviewer can lease at ``now``: undecided, not leased or with an expired lease."""
     return Q(decided_at__isnull=True) & (Q(lease_owner__isnull=True) | Q(lease_expires__lt=now))
@@ -61,9 +82,20 @@ def request_review(item: Item, reason: str, sample_prob: float | None = None) ->
     return review
 
 
+def withdraw_unfounded_suspects(project: Project, user: Any) -> None:
+    """Delete the open suspect reviews whose label was undone since it was sent (the item has no
+    label left to suspect, :func:`suspect_opinions`), except those another reviewer holds a live
+    lease on (their decision is refused and withdraws it, :func:`decide`)."""
+    now = timezone.now()
+    _unfounded_suspects(project).filter(open_q(now) | mine_q(user, now)).delete()
+
+
 def lease_review(project: Project, user: Any) -> Review | None:
     """Lease the open review of the oldest item to ``user`` (or return their live lease); None
-    when nothing waits. The caller checks that ``user`` may review (:func:`.access.may_review`)."""
+    when nothing waits. The caller checks that ``user`` may review (:func:`.access.may_review`).
+    Suspect reviews whose label was undone leave the queue first (:func:`withdraw_unfounded_suspects`);
+    disagreement reviews follow the consensus as it changes (:func:`.consensus.sync_reviews`)."""
+    withdraw_unfounded_suspects(project, user)
     with transaction.atomic():
         for _ in range(LEASE_ATTEMPTS):
             now = timezone.now()
@@ -96,9 +128,12 @@ def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
     Raises ``Review.DoesNotExist`` for a review not in the project, ValueError when the value is
     not a class or ``user`` may not review, :class:`~.actions.LeasedToOtherError` when another
     reviewer holds a live lease on it and :class:`AlreadyDecidedError` when it was decided.
-    Nothing is stored then. A disagreement's (or a suspected label's) decision is the item's final label
-    (:func:`.consensus.resolve`; the caller sends ``apply_labels``, :func:`.send.labels_changed`);
-    an audit's decision never reaches the learner.
+    Nothing is stored then. :class:`WithdrawnReviewError` for a suspect review whose item has no
+    label left to suspect (:func:`suspect_opinions`: the label sent was undone meanwhile): the
+    review is deleted (withdrawn, as :func:`withdraw_unfounded_suspects` does) and nothing else
+    changes: no label, no consensus. A disagreement's (or a suspected label's) decision is the
+    item's final label (:func:`.consensus.resolve`; the caller sends ``apply_labels``,
+    :func:`.send.labels_changed`); an audit's decision never reaches the learner.
 
     Safe to repeat and to race (docs/architecture.md, "Repeated and concurrent requests"): the
     learner state is locked FIRST (the pipeline's lock order; :func:`.consensus.resolve` writes
@@ -120,12 +155,18 @@ def decide(project: Project, review_id: int, user: Any, value: Any) -> Review:
         if (review.lease_owner_id not in (None, user.pk) and review.lease_expires is not None
                 and review.lease_expires >= now):
             raise LeasedToOtherError("this review is leased to another reviewer")
-        review.value, review.decided_by, review.decided_at = cls, user, now
-        review.lease_owner, review.lease_expires = None, None
-        review.save(update_fields=["value", "decided_by", "decided_at", "lease_owner", "lease_expires"])
-        if review.reason in FINAL_REASONS:
-            consensus.resolve(review.item, cls, by=user)
-        return review
+        withdrawn = (review.reason == Review.Reason.SUSPECT
+                     and _unfounded_suspects(project).filter(pk=review.pk).delete()[0] > 0)
+        if not withdrawn:
+            review.value, review.decided_by, review.decided_at = cls, user, now
+            review.lease_owner, review.lease_expires = None, None
+            review.save(update_fields=["value", "decided_by", "decided_at", "lease_owner", "lease_expires"])
+            if review.reason in FINAL_REASONS:
+                consensus.resolve(review.item, cls, by=user)
+            return review
+    raise WithdrawnReviewError(f"item #{review.item.seq}'s label was undone after it was sent for review: "
+                               "there is no label left to judge, so the review was withdrawn and "
+                               "nothing was decided")
 
 
 def last_decision(project: Project, user: Any) -> Review | None:

@@ -54,7 +54,7 @@ from annotator.labelling.models import Item, Label, Project
 from annotator.labelling.projects.access import is_project_admin, may_review, project_for
 from annotator.labelling.teams.honeypots import holds_honeypot
 from annotator.labelling.worker import send
-from learners.uploads.input_rules import parse_json
+from learners.uploads.input_rules import parse_json, whole_number
 
 from .request import AppRequest, class_buttons, image_src, item_display, polled_panel, refused_panel
 
@@ -255,11 +255,11 @@ def _burst(raw: str | None) -> list[tuple[int, Any]]:
     if not isinstance(pairs, list) or len(pairs) > MAX_BURST:
         raise ValueError(f"labels must be a JSON list of at most {MAX_BURST} [item id, value] pairs")
     out = []
-    for pair in pairs:
+    for n, pair in enumerate(pairs, start=1):
         if (not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], int)
                 or isinstance(pair[0], bool) or not isinstance(pair[1], (str, int))):
             raise ValueError("each entry of labels must be an [item id, value] pair")
-        out.append((pair[0], pair[1]))
+        out.append((whole_number(pair[0], f"labels: the item id of entry {n}"), pair[1]))
     return out
 
 

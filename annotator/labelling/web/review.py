@@ -11,9 +11,10 @@ With the project's ``blind_review`` the panel names the annotators "annotator 1"
 
 Staff and the project's reviewers and admins only (403 for annotators, 404/403 outside their
 projects, :func:`.access.may_review`). Refused decisions: a review leased to another reviewer or
-already decided (409), a value that is not a class (400), a review that is not open any more (a
-disagreement its annotators settled meanwhile closes, :func:`.consensus.sync_reviews`) or not in
-the project (404).
+already decided (409), a suspect review whose label was undone since it was sent (409; the review
+is withdrawn, :func:`.reviews.decide`), a value that is not a class (400), a review that is not
+open any more (a disagreement its annotators settled meanwhile closes,
+:func:`.consensus.sync_reviews`) or not in the project (404).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from annotator.labelling.projects.access import may_review, project_for, sees_da
 from annotator.labelling.teams.reviews import (
     FINAL_REASONS,
     AlreadyDecidedError,
+    WithdrawnReviewError,
     decide,
     last_decision,
     lease_review,
@@ -97,7 +99,7 @@ def review_decide(request: AppRequest, pk: int, review_pk: int) -> HttpResponse:
         # also a disagreement the annotators settled while it was shown (.consensus.sync_reviews)
         return _refuse(request, project, "this review is no longer open: its item was settled by its "
                        "annotators meanwhile, or there is no such review in this project", 404)
-    except (AlreadyDecidedError, LeasedToOtherError) as exc:
+    except (AlreadyDecidedError, LeasedToOtherError, WithdrawnReviewError) as exc:
         return _refuse(request, project, str(exc), 409)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 400)

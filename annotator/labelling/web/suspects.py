@@ -11,7 +11,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotator.labelling.models import Item
 from annotator.labelling.projects.access import project_for
-from annotator.labelling.teams.suspects import ranked_suspects, send_to_review
+from annotator.labelling.teams.suspects import NotSuspectError, ranked_suspects, send_to_review
+from learners.uploads.input_rules import whole_number
 
 from .request import AppRequest
 
@@ -32,21 +33,21 @@ def suspects(request: AppRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def suspects_send(request: AppRequest, pk: int) -> HttpResponse:
-    """Queue the posted ``item`` ids for the reviewers; 400 naming a bad id (not a number, or not
-    an item of this project) and nothing queued then."""
+    """Queue the posted ``item`` ids for the reviewers; 400 naming a bad id (not a whole number
+    within the ids' range, not an item of this project, or an item with no label the ranking would
+    list: :func:`.suspects.send_to_review`) and nothing queued then."""
     project = project_for(request.user, pk, admin=True)
     raw = request.POST.getlist("item")
     if not raw:
         return HttpResponse("choose at least one label to send (field 'item')", status=400,
                             content_type="text/plain")
     try:
-        ids = [int(v) for v in raw]
-    except ValueError:
-        return HttpResponse(f"item ids must be whole numbers, got {raw!r}", status=400,
-                            content_type="text/plain")
+        ids = [whole_number(v, "item") for v in raw]
+    except ValueError as exc:
+        return HttpResponse(f"{exc} (an item id)", status=400, content_type="text/plain")
     try:
         queued = send_to_review(project, ids)
-    except Item.DoesNotExist as exc:
+    except (Item.DoesNotExist, NotSuspectError) as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
     messages.success(request, f"{queued} label(s) sent to the review queue" if queued
                      else "those labels were in the review queue already")
