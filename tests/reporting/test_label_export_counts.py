@@ -58,7 +58,7 @@ def team():
     label(cb, items[2], "spam")
     Honeypot.objects.create(project=project, item=items[3], annotator=b)
     label(cb, items[3], "spam")
-    review = request_review(items[1], Review.Reason.SUSPECT)
+    review = request_review(items[1], Review.Reason.DISAGREEMENT)  # queued by hand
     crev.get(f"/projects/{project.pk}/review/")  # leases it
     decided = crev.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "spam"})
     assert decided.status_code == 302
