@@ -7,10 +7,13 @@ warns that the estimates describe the covered items only; a project without a bu
 from __future__ import annotations
 
 import re
+from importlib import import_module
 
 import pytest
+from django.apps import apps
 from django.test import Client
 
+from annotator.labelling.engine import running_totals
 from annotator.labelling.models import Item, LearnerState, StreamStats
 from annotator.labelling.reporting.coverage import COVERED_SHARE_WARNING
 from tests.support.app import digits_project, member, teach
@@ -106,3 +109,18 @@ def test_without_a_budget_every_decided_item_is_covered_and_nothing_warns():
     for warning in ("coverage-warning", "m-acc-iw-warning", "per-class-warning", "model-labels-warning"):
         assert not panel.find_all(id=warning), warning
     assert _text(panel.by_id("m-acc-iw-coverage")) == cov["summary"]
+
+
+def test_a_rebuild_keeps_the_causes_and_a_log_without_them_counts_them_unrecorded():
+    project, client = _taught(budget_ratio=0.1)
+    _, held, _ = _log_counts(project)
+    assert running_totals.rebuild(project.pk).unasked == {"cap": held}  # the same items: causes kept
+    StreamStats.objects.filter(project=project).delete()  # aggregates from before the causes were counted
+    assert running_totals.rebuild(project.pk).unasked == {"unrecorded": held}
+    StreamStats.objects.filter(project=project).update(unasked={})  # as the migration found them
+    import_module("annotator.labelling.migrations.0033_streamstats_unasked").count_unasked(apps, None)
+    assert StreamStats.objects.get(project=project).unasked == {"unrecorded": held}
+    cov = client.get(f"/api/projects/{project.pk}/metrics").json()["coverage"]
+    assert (cov["held_by_cap"], cov["unasked_items"], cov["warning"]) == (0, held, True)
+    assert f"not covered: {held} items logged with probability 0 before their cause was counted" \
+        in cov["summary"]
