@@ -118,7 +118,7 @@ def test_a_rebuild_keeps_the_causes_and_a_log_without_them_counts_them_unrecorde
     StreamStats.objects.filter(project=project).delete()  # aggregates from before the causes were counted
     assert running_totals.rebuild(project.pk).unasked == {"unrecorded": held}
     StreamStats.objects.filter(project=project).update(unasked={})  # as the migration found them
-    import_module("annotator.labelling.migrations.0033_streamstats_unasked").count_unasked(apps, None)
+    import_module("annotator.labelling.migrations.0034_streamstats_unasked").count_unasked(apps, None)
     assert StreamStats.objects.get(project=project).unasked == {"unrecorded": held}
     cov = client.get(f"/api/projects/{project.pk}/metrics").json()["coverage"]
     assert (cov["held_by_cap"], cov["unasked_items"], cov["warning"]) == (0, held, True)

@@ -17,7 +17,7 @@ def count_unasked(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0032_refitrun'),
+        ('labelling', '0033_disagreement_reviews_follow_consensus'),
     ]
 
     operations = [
