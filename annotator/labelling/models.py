@@ -701,8 +701,9 @@ class StreamStats(models.Model):
     items less the skipped queried ones, ``iw_m``: labelled queried items among them,
     ``iw_s1`` = sum of c/q and ``iw_s2`` = sum of c(1-q)/q^2 over them (c = label right).
     ``gold_cells``, ``iw_cells``, ``iw_auto``: the per-class forms of the gold counts and of the
-    importance-weighted sums (docs/estimates.md); items decided while the stop rule held
-    (``query_prob`` 0) are outside the estimator's stream.
+    importance-weighted sums (docs/estimates.md); items logged with ``query_prob`` 0 (nobody could
+    be asked: held by the label budget's cap, decided while the stop rule held, ...) are outside
+    the estimator's stream, and ``unasked`` counts them per cause.
     ``checkpoints``: the curves' points, ``[t, gold_n, gold_correct, queried, iw_seen, iw_m,
     iw_s1, iw_s2, [iw_cells, iw_auto]]`` after the first ``t`` decided items, kept every ``step``
     decided items (at
@@ -738,6 +739,9 @@ class StreamStats(models.Model):
                                 "sum (1-q)/q^2]} (docs/estimates.md)")
     iw_auto = models.JSONField(default=dict, help_text="items of the covered prefix decided without a "
                                "query per predicted class ({str(class): count})")
+    unasked = models.JSONField(default=dict, help_text="decided items logged with query probability 0 "
+                               "(nobody could be asked; outside the estimates) per cause ({cause: count}, "
+                               "engine/decision_log.py UNASKED_CAUSES)")
 
 
 class CostView(models.Model):

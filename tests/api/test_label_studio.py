@@ -78,6 +78,8 @@ def test_an_export_becomes_items_with_labels_kept_with_their_annotators(client):
     items = {i.seq: i for i in Item.objects.filter(project=project)}
     assert items[0].status == items[1].status == Item.Status.LABELLED
     assert items[0].query_prob == 0.0 and items[0].queried is False  # left out of the estimates
+    coverage = client.get(f"/api/projects/{project.pk}/metrics").json()["coverage"]
+    assert coverage["unasked_by_cause"] == {"labelled": 2} and coverage["held_by_cap"] == 0  # and said so
     assert items[2].status != Item.Status.PENDING and not items[2].labels.exists()
     assert violations(project) == []
     # the dataset export names the annotator

@@ -50,7 +50,8 @@ def check(project):
         sum(d.label == d.prediction for d in labelled) / len(labelled) if labelled else None)
     want = covered_accuracy(log)
     got = m["accuracy_iw"]
-    assert got["seen"] == want.seen
+    assert got["seen"] == want.seen == m["coverage"]["covered_items"]
+    assert m["coverage"]["unasked_items"] == sum(1 for d in log if d.query_prob == 0)
     assert (got["value"], got["low"], got["high"], got["n"]) == pytest.approx(
         (want.estimate.value, want.estimate.low, want.estimate.high, want.estimate.n))
     c = curves(project)
@@ -122,4 +123,5 @@ def test_aggregates_equal_the_recomputation_on_a_random_stream(monkeypatch):
     running_totals.rebuild(project.pk)
     after = project_metrics(project)
     assert after.keys() == before.keys()
+    assert after.pop("coverage") == before.pop("coverage")  # counts and sentences: exactly
     assert all(after[key] == pytest.approx(value) for key, value in before.items())

@@ -81,6 +81,12 @@ def test_the_stop_rule_stops_asking_and_resumes_when_the_audit_contradicts_the_t
     want, got = covered_accuracy(decision_log(project)), project_metrics(project)["accuracy_iw"]
     assert got["seen"] == want.seen == 120 and got["covers"] == 160
     assert got["value"] == pytest.approx(want.estimate.value)
+    coverage = project_metrics(project)["coverage"]  # and the dashboard says what they cover
+    assert coverage["covered_items"] == 120 and coverage["unasked_by_cause"] == {"stopped": 40}
+    assert coverage["warning"]  # 75% covered
+    text = " ".join(panel_text(project).split())
+    assert "not covered: 40 items decided while the stop rule held (nobody was asked)" in text
+    assert 'id="coverage-warning"' in text and "come after the covered ones" in text
     # every model label decided while nobody was asked is audited; the reviewers find them all wrong
     for review in Review.objects.filter(project=project, decided_at__isnull=True):
         decide(project, review.pk, reviewer, "ham" if review.item.prediction == "spam" else "spam")

@@ -5,16 +5,40 @@ stream it covers, so it covers the longest prefix of the log (in ``seq`` order) 
 queried item still waiting for a label (:attr:`Decision.awaiting_label`); queried items that will
 never have one (skipped: :attr:`Decision.label_missing`) are left out of that stream, and so are
 queried items whose label an admin replaced (``Label.drawn`` False: docs/dataset.md) and the
-items decided while the stop rule held (query probability 0, docs/estimates.md). The running
+items logged with query probability 0 (nobody could have been asked: held by the label
+budget's hard cap, decided while the stop rule held, labelled before it was decided;
+:func:`unasked_cause`, docs/estimates.md "What the estimates cover"). The running
 totals (:mod:`.running_totals`) walk their frontier by this rule, so the metrics, the dashboard's
 curves and the model card follow it without reading the log. See docs/architecture.md ("Metrics").
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from annotator.labelling.models import Item
+
+#: why an item was logged with query probability 0, in the order :func:`unasked_cause` checks
+#: them: ``labelled`` before it was decided (an import with labels), decided while the stop rule
+#: held (``stopped``), held by the label budget's hard cap (``cap``, docs/budget.md), the learner's
+#: own rule gave 0 (``rule``, e.g. OASIS's threshold rule), or counted from the log, which does not
+#: keep the cause (``unrecorded``: decisions made before the cause was counted)
+UNASKED_CAUSES: Final = ("labelled", "stopped", "cap", "rule", "unrecorded")
+
+
+def unasked_cause(query_prob: float, *, labelled: bool, stopped: bool, capped: bool) -> str | None:
+    """Why nobody could be asked about an item logged with ``query_prob`` (one of
+    :data:`UNASKED_CAUSES`), or None when it could have been asked (``query_prob`` > 0).
+    ``labelled``: it had a label before it was decided; ``stopped``: the stop rule held;
+    ``capped``: the label budget's hard cap held it (``BudgetController.capped`` before the
+    decision)."""
+    if query_prob > 0:
+        return None
+    if labelled:
+        return "labelled"
+    if stopped:
+        return "stopped"
+    return "cap" if capped else "rule"
 
 
 class Decision(NamedTuple):
@@ -25,7 +49,7 @@ class Decision(NamedTuple):
     status: str
     #: the class predicted when the item was decided
     prediction: Any
-    #: the probability with which it was queried, in (0, 1]
+    #: the probability with which it was queried, in [0, 1] (0: nobody could be asked)
     query_prob: float
     queried: bool
     #: the known class (gold) or None
@@ -45,7 +69,8 @@ class Decision(NamedTuple):
 
     @property
     def in_stream(self) -> bool:
-        """In the estimator's stream: not a queried item without a label, nor an item decided while
-        the stop rule held (``query_prob`` 0: nobody could be asked; docs/estimates.md)."""
+        """In the estimator's stream (a *covered* item once the frontier passed it): not a queried
+        item without a label, nor an item logged with ``query_prob`` 0 (nobody could be asked:
+        :func:`unasked_cause`; docs/estimates.md)."""
         return not self.label_missing and self.query_prob > 0
 

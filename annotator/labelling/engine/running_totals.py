@@ -5,7 +5,8 @@ Kept in one row per project, :class:`.models.StreamStats` (its ``checkpoints`` i
 only under the learner-state lock, in the transactions that record what they count:
 
 * :func:`record_decisions` (the stream engine, per batch of decisions): gold counts, the items
-  decided without a query per predicted class, and a
+  decided without a query per predicted class, the items nobody could be asked about (query
+  probability 0) per cause (:func:`.decision_log.unasked_cause`), and a
   checkpoint every ``step`` decided items (``step`` doubles when more than
   ``2 x CURVE_POINTS`` checkpoints would exist, every other one is dropped);
 * :func:`record_applied` (the pipeline, per applied label): label counts (also per class) and
@@ -78,16 +79,20 @@ def _count(counts: dict[str, int], value: Any, step: int) -> None:
 
 
 def record_decisions(stats: StreamStats, start: int, queried_before: int,
-                     decisions: Iterable[tuple[Any, Any, bool]]) -> None:
-    """Count decisions ``(gold, prediction, queried)`` of the items ``seq = start, start+1, ...``
-    (``queried_before``: queried items among the first ``start``) and add their checkpoints."""
+                     decisions: Iterable[tuple[Any, Any, bool, str | None]]) -> None:
+    """Count decisions ``(gold, prediction, queried, unasked)`` of the items ``seq = start,
+    start+1, ...`` (``queried_before``: queried items among the first ``start``; ``unasked``: why
+    nobody could be asked, :func:`.decision_log.unasked_cause`, None when the item could have
+    been) and add their checkpoints."""
     queried = queried_before
     t = start
-    for gold, prediction, was_queried in decisions:
+    for gold, prediction, was_queried, unasked in decisions:
         t += 1
         queried += bool(was_queried)
         if not was_queried:
             _count(stats.auto_classes, prediction, 1)
+        if unasked is not None:
+            _count(stats.unasked, unasked, 1)
         if gold is not None:
             stats.gold_n += 1
             stats.gold_correct += gold == prediction
@@ -175,18 +180,26 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
 
 
 def rebuild(project_id: int) -> StreamStats:
-    """Recompute the aggregates (and the state's decision counters) from the decision log."""
+    """Recompute the aggregates (and the state's decision counters) from the decision log. The log
+    keeps no cause of a query probability 0 (:func:`.decision_log.unasked_cause`): such items count
+    as ``unrecorded``, unless the aggregates this replaces counted as many of them, whose causes
+    (counted when the items were decided) are kept."""
+    old = StreamStats.objects.filter(project_id=project_id).values_list("unasked", flat=True).first()
     StreamStats.objects.filter(project_id=project_id).delete()
-    stats = StreamStats(project_id=project_id, checkpoints=[], gold_cells={}, iw_cells={}, iw_auto={})
+    stats = StreamStats(project_id=project_id, checkpoints=[], gold_cells={}, iw_cells={}, iw_auto={},
+                        unasked={})
     decided = Item.objects.filter(project_id=project_id).decided()
     n_decided = decided.aggregate(m=Max("seq"))["m"]
     n_decided = 0 if n_decided is None else n_decided + 1
     queried = 0
     for start in range(0, n_decided, WALK[1]):
         rows = list(decided.filter(seq__gte=start, seq__lt=start + WALK[1]).order_by("seq")
-                    .values_list("gold", "prediction", "queried"))
-        record_decisions(stats, start, queried, rows)
-        queried += sum(1 for *_, z in rows if z)
+                    .values_list("gold", "prediction", "queried", "query_prob"))
+        record_decisions(stats, start, queried, [(g, p, z, None if q is None or q > 0 else "unrecorded")
+                                                 for g, p, z, q in rows])
+        queried += sum(1 for _, _, z, _ in rows if z)
+    if old and sum(old.values()) == sum(stats.unasked.values()):
+        stats.unasked = dict(old)  # the same items: their causes as counted when decided
     for value, prediction, seconds in (Label.objects.filter(project_id=project_id, primary=True, drawn=True,
                                                             applied_version__isnull=False)
                                        .values_list("value", "item__prediction", "seconds")):

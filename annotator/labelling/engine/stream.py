@@ -31,6 +31,7 @@ from annotator.labelling.webhooks import outbox
 
 from . import label_budget
 from .bulk_writes import update_rows
+from .decision_log import unasked_cause
 from .learner_state import Locked
 from .queue_counts import fresh_count, look_ahead
 from .running_totals import record_decisions
@@ -103,6 +104,7 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
         audits = []
         for pk, seq, vector, gold, opinions in batch:
             idx, vals = decode_row(vector, n)  # no sparse matrix per item
+            capped = ctl is not None and ctl.capped()  # the hard cap holds this item (q 0)
             d = learner.decide_row(idx, vals, lk.rng, ctl)
             audit_prob, k, overlap_prob = None, 1, None
             ask, q = d.queried, d.query_prob
@@ -127,7 +129,8 @@ def advance(lk: Locked, stats: StreamStats, limit: int | None = None, free: int 
                     audits.append((pk, audit_prob))
             rows.append((pk, status, d.prediction, d.score, q, ask, lk.state.version, now,
                          audit_prob, k, overlap_prob))
-            counted.append((gold, d.prediction, ask))
+            counted.append((gold, d.prediction, ask, unasked_cause(
+                q, labelled=bool(opinions), stopped=project.asking_stopped, capped=capped)))
             if taken >= places:
                 break
         update_rows(Item, DECISION_FIELDS, rows)

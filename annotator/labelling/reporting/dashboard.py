@@ -141,11 +141,12 @@ def charts(project: Project, cost: dict[str, Any] | None = None, computing: bool
     unit = {**small, "y_max": 1.0}
     band = [(x, low, high) for (x, low), (_, high) in zip(c["iw_low"], c["iw_high"], strict=True)]
     return {
-        "accuracy": line_chart([("exact (gold)", c["gold"], True), ("estimated (IW)", c["iw"], True)],
+        "accuracy": line_chart([("exact (gold)", c["gold"], True),
+                                ("estimated (IW, covered items)", c["iw"], True)],
                                bands=[("95% interval (IW)", band)],
                                title="Online accuracy", x_label="items seen", y_label="accuracy", **unit),
         "by_labels": line_chart([("exact (gold)", c["gold_by_labels"], True),
-                                 ("estimated (IW)", c["iw_by_labels"], True)],
+                                 ("estimated (IW, covered items)", c["iw_by_labels"], True)],
                                 title="Accuracy against labels", x_label="labels spent", y_label="accuracy",
                                 **unit),
         "query_ratio": line_chart([("query ratio", c["query_ratio"], True)], title="Query ratio",

@@ -14,7 +14,11 @@ aggregates (:mod:`.running_totals`) so that a request costs the same at 1k and 1
   (:func:`learners.evaluation.metrics.importance_weighted_accuracy`) over the prefix of the
   stream it can cover (the rule of :mod:`.decision_log`), as of the worker's last pipeline run:
   ``covers`` = the items of that prefix (it stops at the item with ``seq == covers`` when
-  ``covers < seen``), ``seen`` = those less the skipped queried ones, ``n`` = its labels.
+  ``covers < seen``), ``seen`` = those less the skipped queried ones and the items nobody could
+  be asked about (query probability 0), ``n`` = its labels.
+* ``coverage``: what every importance-weighted estimate covers (:func:`.coverage.estimate_coverage`:
+  ``covered_items`` of ``decided_items``, ``held_by_cap``, ``unasked_items`` per cause,
+  ``not_reached_items``, ``warning`` when the covered share is under 90%, and a ``summary``).
 * ``accuracy_queried``: plain accuracy of the predictions on labelled queried items (a
   biased view: the learner queries the items it is unsure of).
 """
@@ -29,6 +33,8 @@ from annotator.labelling.engine import running_totals
 from annotator.labelling.engine.queue_counts import waiting_count
 from annotator.labelling.models import Item, Label, LearnerState, Project, StreamStats
 from learners.evaluation.metrics import iw_estimate
+
+from .coverage import estimate_coverage
 
 
 def aggregates(project: Project) -> tuple[StreamStats, LearnerState | None]:
@@ -82,4 +88,5 @@ def model_metrics(project: Project) -> dict[str, Any]:
         "accuracy_iw": _estimate(iw.value, iw.n, low=iw.low, high=iw.high, seen=agg.iw_seen,
                                  covers=min(agg.frontier, seen)),
         "accuracy_queried": _estimate(right / labels if labels else None, labels),
+        "coverage": estimate_coverage(agg, seen),
     }

@@ -12,6 +12,10 @@ and ``quality_confidence`` (0.95). The target **holds** when
   items nobody was asked about): the importance-weighted estimate speaks for the time before, and
   a fall of the labels' quality afterwards would be diluted in an audit of the whole stream.
 
+The importance-weighted estimate speaks for the covered items only (:mod:`.coverage`): with a
+label budget whose cap holds most items it rests on the first items of the stream, so the target's
+status carries the coverage of the estimate it was proved on, and says so where it is shown.
+
 When that audit contradicts the target the stream asks people again, and keeps asking: the
 importance-weighted estimate of the time before the pause still proves the target, so only the
 admin re-arms the rule (turning ``stop_at_target`` off clears ``stopped_from_seq``).
@@ -32,16 +36,19 @@ from annotator.labelling.models import LearnerState, Project
 from annotator.labelling.teams.audit_sampling import audit_estimate
 
 from .class_figures import model_label_accuracy
+from .coverage import estimate_coverage
 from .metrics import aggregates
 
 
-def target_status(project: Project, model_labels: dict[str, Any],
-                  audit: dict[str, Any]) -> dict[str, Any] | None:
+def target_status(project: Project, model_labels: dict[str, Any], audit: dict[str, Any],
+                  coverage: dict[str, Any]) -> dict[str, Any] | None:
     """``{"target", "confidence", "holds", "proved" (by the importance-weighted estimate),
-    "contradicted" (by the audit), "stop_enabled", "stopped"}``; None without a target.
+    "contradicted" (by the audit), "stop_enabled", "stopped", "coverage"}``; None without a target.
     ``model_labels``: :func:`.class_figures.model_label_accuracy` at the project's confidence;
     ``audit``: :func:`.audit_sampling.audit_estimate` at the same confidence (of the items decided
-    while nobody was asked, when the stream asks nobody)."""
+    while nobody was asked, when the stream asks nobody); ``coverage``: what the estimate covers
+    (:func:`.coverage.estimate_coverage`), which the status carries: "proved" is proved on those
+    items."""
     target = project.quality_target
     if target is None:
         return None
@@ -50,19 +57,20 @@ def target_status(project: Project, model_labels: dict[str, Any],
     contradicted = audit["n"] > 0 and audit["high"] is not None and audit["high"] < target
     return {"target": target, "confidence": project.quality_confidence, "holds": proved and not contradicted,
             "proved": proved, "contradicted": contradicted, "stop_enabled": project.stop_at_target,
-            "stopped": project.asking_stopped}
+            "stopped": project.asking_stopped, "coverage": coverage}
 
 
 def evaluate(project: Project) -> dict[str, Any]:
     """``{"model_labels", "audit", "audit_stopped" (of the last pause; None before one), "target"}`` at
     the project's confidence (:func:`target_status`)."""
-    stats, _ = aggregates(project)
+    stats, state = aggregates(project)
     labels = model_label_accuracy(project, stats, project.quality_confidence)
     audit = audit_estimate(project, project.quality_confidence)
     pause = project.stopped_from_seq
     stopped = audit_estimate(project, project.quality_confidence, pause) if pause is not None else None
     return {"model_labels": labels, "audit": audit, "audit_stopped": stopped,
-            "target": target_status(project, labels, stopped or audit)}
+            "target": target_status(project, labels, stopped or audit,
+                                    estimate_coverage(stats, state.n_decided if state else 0))}
 
 
 def refresh(project_id: int) -> bool | None:
