@@ -291,13 +291,19 @@ def stream_figures(truth: np.ndarray, pred: np.ndarray, query_prob: np.ndarray, 
     ``baseline_balanced_accuracy`` and per class ``precision[c]``, ``recall[c]``, ``f1[c]``; and
     each of them (and ``accuracy``) estimated from the queried rounds alone as ``<name>_iw`` with
     its 95% interval ``<name>_iw_low`` / ``<name>_iw_high`` (0, 0 and 1 when no round was
-    queried). ``truth``, ``pred``: int class codes (n,); ``query_prob``: (n,) in (0, 1]."""
+    queried). ``truth``, ``pred``: int class codes (n,); ``query_prob``: (n,) in [0, 1].
+
+    The estimates speak for the rounds that could have been queried (``query_prob > 0``), as the
+    app's do (docs/estimates.md, "What the estimates cover"): a round drawn at q = 0 (a budget's
+    hard cap, docs/budget.md) can never be observed, so no unbiased estimate covers it, and
+    counting it in the Horvitz-Thompson denominator would pull every estimate towards 0."""
     k = len(classes)
     truth, pred = np.asarray(truth, dtype=np.int64), np.asarray(pred, dtype=np.int64)
     queried = np.asarray(queried, dtype=bool)
+    query_prob = np.asarray(query_prob, dtype=float)
     exact = exact_figures(confusion(truth, pred, k), classes)
-    est = estimated_figures(Cells.of(truth[queried], pred[queried], np.asarray(query_prob)[queried], k),
-                            len(truth), classes)
+    est = estimated_figures(Cells.of(truth[queried], pred[queried], query_prob[queried], k),
+                            int(np.count_nonzero(query_prob > 0)), classes)
     out: dict[str, float] = {}
 
     def put(name: str, value: float, e: Estimate) -> None:

@@ -62,6 +62,21 @@ def test_the_estimates_equal_the_exact_figures_when_every_item_is_queried():
         assert flat[f"{name}_iw_low"] == pytest.approx(flat[name]) == pytest.approx(flat[f"{name}_iw_high"])
 
 
+def test_rounds_that_could_never_be_queried_change_no_estimate():
+    """Rounds drawn at q = 0 (a budget's hard cap) are outside what the estimates cover: adding
+    them to a stream leaves every ``_iw`` figure as it was (the exact figures do count them)."""
+    truth, pred, q, queried = stream(2)
+    held = np.arange(len(truth)) % 3 == 0  # a third of the rounds, held at q = 0
+    truth_h, pred_h = np.concatenate([truth, truth[held]]), np.concatenate([pred, (pred[held] + 1) % 3])
+    q_h = np.concatenate([q, np.zeros(int(held.sum()))])
+    queried_h = np.concatenate([queried, np.zeros(int(held.sum()), bool)])
+    base = stream_figures(truth, pred, q, queried, CLASSES)
+    with_held = stream_figures(truth_h, pred_h, q_h, queried_h, CLASSES)
+    estimated = [k for k in base if "_iw" in k]
+    assert estimated and all(with_held[k] == pytest.approx(base[k]) for k in estimated)
+    assert with_held["macro_f1"] != pytest.approx(base["macro_f1"])
+
+
 def test_nothing_queried_gives_no_estimate_and_a_perfect_sample_a_non_empty_interval():
     est = estimated_figures(Cells.empty(3), 100, CLASSES)
     assert est["macro_f1"].value is None and est["classes"][0]["precision"].value is None
