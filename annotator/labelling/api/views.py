@@ -88,6 +88,7 @@ from annotator.labelling.projects.settings_changes import change_class_descripti
 from annotator.labelling.reporting import dataset_export, label_formats
 from annotator.labelling.reporting.export import opinion_rows
 from annotator.labelling.reporting.metrics import project_metrics
+from annotator.labelling.teams import member_view
 from annotator.labelling.teams.agreement import project_agreement
 from annotator.labelling.teams.audit_sampling import audit_estimate
 from annotator.labelling.teams.quality import annotator_quality
@@ -119,10 +120,13 @@ from .schema import (
 )
 
 MAX_IDS = 1000
-#: the decision fields an annotator's or reviewer's session never sees (null for every item):
-#: each one tells the items the model decided alone, the honeypot pool, from the queued ones
-#: (docs/teams.md, "Honeypots")
-HIDDEN_FROM_MEMBERS = ("status", "prediction", "score", "query_prob", "queried", "model_version")
+#: the fields of an item the API answers
+ITEM_FIELDS = ("id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")
+#: the decision fields an annotator's or reviewer's session never sees (null for every item): those
+#: :mod:`.member_view` hides from members everywhere, and here the status and the prediction too
+#: (stricter than the item browser: a status tells a labelled item from a honeypot answered, and
+#: this API is open to every member, the browser only where the project opens it; docs/teams.md)
+HIDDEN_FROM_MEMBERS = ("status", "prediction", *(k for k in member_view.HIDDEN if k in ITEM_FIELDS))
 OPINIONS_PAGE = 1000
 WRONG_TOKEN = "wrong token, or no such project"
 
@@ -196,8 +200,7 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
         return _error("ids must be a comma-separated list of item ids")
     if len(ids) > MAX_IDS:
         return _error(f"at most {MAX_IDS} ids per request")
-    found = Item.objects.filter(project=project, pk__in=ids).values(
-        "id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")
+    found = Item.objects.filter(project=project, pk__in=ids).values(*ITEM_FIELDS)
     rows: dict[int, dict[str, Any]] = {r["id"]: dict(r) for r in found}
     missing = [i for i in ids if i not in rows]
     if missing:
