@@ -16,7 +16,9 @@ project), or a logged-in member's session (handy for the dashboard).
   for the project's token and its admins: an annotator's or reviewer's session gets them null
   for every item, so that no field tells a honeypot from a queued item (docs/teams.md).
 * ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
-  annotator's session when the project keeps its dashboard for admins.
+  annotator's session when the project keeps its dashboard for admins. An annotator's or
+  reviewer's session gets the figures their dashboard shows (:func:`.dashboard.annotator_figures`:
+  a snapshot while the project serves honeypots or audits), the token and admins live ones.
 * ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
   label of the project, undone ones too, in label order (:func:`.export.opinion_rows`), at most
   ``OPINIONS_PAGE`` per answer; ``next`` is the ``after`` of the next page (null on the last).
@@ -86,6 +88,7 @@ from annotator.labelling.projects.access import (
 )
 from annotator.labelling.projects.settings_changes import change_class_descriptions
 from annotator.labelling.reporting import dataset_export, label_formats
+from annotator.labelling.reporting.dashboard import annotator_figures
 from annotator.labelling.reporting.export import opinion_rows
 from annotator.labelling.reporting.metrics import project_metrics
 from annotator.labelling.teams import member_view
@@ -241,10 +244,12 @@ def items(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def metrics(request: HttpRequest, pk: int) -> JsonResponse:
     project, user = _authorized_project(request, pk)
-    if user is not None and not sees_dashboard(user, project):
+    if user is None or is_project_admin(user, project):
+        return JsonResponse(project_metrics(project))
+    if not sees_dashboard(user, project):
         raise PermissionDenied("this project's metrics are for its admins (its dashboard is hidden "
                                "from annotators)")
-    return JsonResponse(project_metrics(project))
+    return JsonResponse(annotator_figures(project)["metrics"])  # what the dashboard shows them
 
 
 def _page(request: HttpRequest, key: str, id_field: str,

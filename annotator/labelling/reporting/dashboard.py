@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import statistics
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -212,3 +213,43 @@ def dashboard_data(project: Project) -> dict[str, Any]:
     metrics = data["metrics"] if fresh else {**data["metrics"], "waiting": waiting_count(project)}
     return {**data, "metrics": metrics, "health": health(project), "budget": budget_summary(project),
             "since_update": (timezone.now() - state).total_seconds() if state else None}
+
+
+#: the figures of :func:`dashboard_data` only the project's admins see (they would tell annotators
+#: which of their answers were checked against gold)
+ADMINS_ONLY = ("agreement", "quality")
+
+
+def serves_blind_checks(project: Project) -> bool:
+    """Whether ``project`` mixes checks its annotators must not tell from real work into their
+    queue or the model's labels: honeypots or audits (docs/teams.md)."""
+    return project.honeypot_rate > 0 or project.audit_rate > 0
+
+
+def annotator_figures(project: Project) -> dict[str, Any]:
+    """The dashboard's figures as every reader an annotator or reviewer can open shows them (the
+    dashboard page, its polled panel, the metrics API: ``["metrics"]``): :func:`dashboard_data`
+    without :data:`ADMINS_ONLY`.
+
+    While the project serves honeypots or audits (:func:`serves_blind_checks`) this is a snapshot
+    in Django's cache, shared by every member of the project and rebuilt at most every
+    ``ANNOTATOR_SNAPSHOT_SECONDS`` (0: never kept), so that one label does not move what they see:
+    a real label changes the labels, the model version, the worker's backlog, a honeypot's answer
+    none of them (docs/teams.md, "Honeypots"). Only the age of the model (``since_update``) runs
+    on with the clock, from the snapshot's own value. Otherwise, and for admins (who call
+    :func:`dashboard_data`), the figures are live."""
+    if not serves_blind_checks(project):
+        return _without_admins_figures(dashboard_data(project))
+    key = f"annotator-figures:{project.pk}"
+    found = cache.get(key)
+    if found is None:
+        found = {**_without_admins_figures(dashboard_data(project)), "taken": time.time()}
+        cache.add(key, found, settings.ANNOTATOR_SNAPSHOT_SECONDS)
+    if found["since_update"] is not None:
+        found = {**found, "since_update": found["since_update"] + time.time() - found["taken"]}
+    return {k: v for k, v in found.items() if k != "taken"}
+
+
+def _without_admins_figures(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in ADMINS_ONLY}
+

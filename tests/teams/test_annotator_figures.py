@@ -1,0 +1,110 @@
+"""What annotators see of a project's figures while it serves honeypots or audits (docs/teams.md,
+"Honeypots"): one snapshot shared by the project's annotators, rebuilt at most every
+``ANNOTATOR_SNAPSHOT_SECONDS``, so that neither a real label nor a honeypot's answer moves the
+dashboard or the metrics API they read; admins keep live figures."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.test import Client, override_settings
+
+from annotator.labelling.annotation.actions import lease_next
+from annotator.labelling.engine.pipeline import update_project
+from annotator.labelling.models import Honeypot, Item, Label, Membership, Project
+from tests.support.app import digits_project, member, teach
+
+pytestmark = pytest.mark.django_db
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _client(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _metrics(client: Client, project: Project) -> dict[str, Any]:
+    response = client.get(f"/api/projects/{project.pk}/metrics")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def _panel(client: Client, project: Project) -> str:
+    """The dashboard panel's HTML, the model's age (which runs on with the clock) masked."""
+    response = client.get(f"/projects/{project.pk}/dashboard/panel", **HX)
+    assert response.status_code == 200
+    return re.sub(r"updated -?[\d,.]+ s ago", "updated N s ago", response.content.decode())
+
+
+@pytest.fixture
+def checked():
+    """A digits project with items the model decided alone, its dashboard open to annotators;
+    ``ann`` holds a queued item and a honeypot (an item decided alone, with a gold class), and the
+    project serves honeypots."""
+    project = digits_project(80, params={"delta": 0.3}, look_ahead=4)
+    teach(project, member(project, "teacher"), until_auto=5)
+    ann = member(project, "ann")
+    real = lease_next(project, ann)
+    assert real is not None and real.status == Item.Status.LEASED
+    honeypot = Item.objects.filter(project=project, status=Item.Status.AUTO, gold__isnull=False).first()
+    Honeypot.objects.create(project=project, item=honeypot, annotator=ann)
+    Project.objects.filter(pk=project.pk).update(honeypot_rate=0.3, dashboard_for_annotators=True)
+    project.refresh_from_db()
+    admin = _client(member(project, "boss", Membership.Role.ADMIN))
+    return project, _client(ann), admin, real, honeypot
+
+
+def test_a_label_or_a_honeypot_answer_moves_no_figure_an_annotator_sees(checked):
+    project, ann, admin, real, honeypot = checked
+    before, panel = _metrics(ann, project), _panel(ann, project)
+    admin_before = _metrics(admin, project)
+
+    answer = ann.post(f"/projects/{project.pk}/items/{real.pk}/label", {"value": real.gold}, **HX)
+    assert answer.status_code == 200
+    update_project(project.pk)  # the worker learns the label: a new model version
+    assert _metrics(admin, project)["labels"] == admin_before["labels"] + 1  # admins: live
+    assert _metrics(admin, project)["model_version"] > admin_before["model_version"]
+    assert _metrics(ann, project) == before
+    assert _panel(ann, project) == panel
+
+    answer = ann.post(f"/projects/{project.pk}/items/{honeypot.pk}/label", {"value": honeypot.gold}, **HX)
+    assert answer.status_code == 200
+    assert Label.objects.filter(item=honeypot, annotator__username="ann", primary=False).exists()
+    update_project(project.pk)
+    assert _metrics(ann, project) == before
+    assert _panel(ann, project) == panel
+    other = _client(member(project, "ann2"))  # the snapshot is the project's, not one person's
+    assert _metrics(other, project) == before
+
+    cache.clear()  # the snapshot expired: the next read builds a new one
+    after = _metrics(ann, project)
+    assert after["labels"] == before["labels"] + 1 and after["model_version"] > before["model_version"]
+    assert _panel(ann, project) != panel
+
+
+def test_the_snapshot_lasts_the_setting(checked):
+    project, ann, _, real, _ = checked
+    with override_settings(ANNOTATOR_SNAPSHOT_SECONDS=0):  # 0: live
+        before = _metrics(ann, project)
+        ann.post(f"/projects/{project.pk}/items/{real.pk}/label", {"value": real.gold}, **HX)
+        assert _metrics(ann, project)["labels"] == before["labels"] + 1
+
+
+def test_without_honeypots_or_audits_annotators_see_live_figures(checked):
+    project, ann, _, real, _ = checked
+    Honeypot.objects.filter(project=project).delete()
+    Project.objects.filter(pk=project.pk).update(honeypot_rate=0.0, audit_rate=0.0)
+    before = _metrics(ann, project)
+    ann.post(f"/projects/{project.pk}/items/{real.pk}/label", {"value": real.gold}, **HX)
+    assert _metrics(ann, project)["labels"] == before["labels"] + 1
+
+
+def test_annotators_see_no_admins_figures(checked):
+    project, ann, admin, _, _ = checked
+    page = ann.get(f"/projects/{project.pk}/dashboard").content.decode()
+    assert 'id="annotator-quality"' not in page and 'id="agreement-alpha"' not in page
+    assert 'id="annotator-quality"' in admin.get(f"/projects/{project.pk}/dashboard").content.decode()
