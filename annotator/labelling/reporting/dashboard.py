@@ -245,6 +245,7 @@ def annotator_figures(project: Project) -> dict[str, Any]:
     if found is None:
         found = {**_without_admins_figures(dashboard_data(project)), "taken": time.time()}
         cache.add(key, found, settings.ANNOTATOR_SNAPSHOT_SECONDS)
+        found = cache.get(key) or found  # another request's, when it stored one first
     if found["since_update"] is not None:
         found = {**found, "since_update": found["since_update"] + time.time() - found["taken"]}
     return {k: v for k, v in found.items() if k != "taken"}
