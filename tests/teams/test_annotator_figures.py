@@ -103,8 +103,11 @@ def test_without_honeypots_or_audits_annotators_see_live_figures(checked):
     assert _metrics(ann, project)["labels"] == before["labels"] + 1
 
 
-def test_annotators_see_no_admins_figures(checked):
+def test_annotators_see_no_admins_figures_and_are_told_the_snapshots_age(checked):
     project, ann, admin, _, _ = checked
     page = ann.get(f"/projects/{project.pk}/dashboard").content.decode()
     assert 'id="annotator-quality"' not in page and 'id="agreement-alpha"' not in page
-    assert 'id="annotator-quality"' in admin.get(f"/projects/{project.pk}/dashboard").content.decode()
+    assert "renewed at most every 10 min" in page and 'id="snapshot-note"' in page
+    admin_page = admin.get(f"/projects/{project.pk}/dashboard").content.decode()
+    assert 'id="annotator-quality"' in admin_page and 'id="snapshot-note"' not in admin_page
+    assert "refreshed every 2 s" in admin_page

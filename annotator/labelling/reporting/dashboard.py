@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import statistics
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -235,20 +234,24 @@ def annotator_figures(project: Project) -> dict[str, Any]:
     in Django's cache, shared by every member of the project and rebuilt at most every
     ``ANNOTATOR_SNAPSHOT_SECONDS`` (0: never kept), so that one label does not move what they see:
     a real label changes the labels, the model version, the worker's backlog, a honeypot's answer
-    none of them (docs/teams.md, "Honeypots"). Only the age of the model (``since_update``) runs
-    on with the clock, from the snapshot's own value. Otherwise, and for admins (who call
+    none of them (docs/teams.md, "Honeypots"); ``snapshot`` says when it was taken
+    (``{"taken", "minutes"}``). Only the age of the model (``since_update``) runs on with the
+    clock, from the snapshot's own value. Otherwise (``snapshot`` None), and for admins (who call
     :func:`dashboard_data`), the figures are live."""
     if not serves_blind_checks(project):
-        return _without_admins_figures(dashboard_data(project))
+        return {**_without_admins_figures(dashboard_data(project)), "snapshot": None}
     key = f"annotator-figures:{project.pk}"
     found = cache.get(key)
     if found is None:
-        found = {**_without_admins_figures(dashboard_data(project)), "taken": time.time()}
-        cache.add(key, found, settings.ANNOTATOR_SNAPSHOT_SECONDS)
+        seconds = settings.ANNOTATOR_SNAPSHOT_SECONDS
+        found = {**_without_admins_figures(dashboard_data(project)),
+                 "snapshot": {"taken": timezone.now(), "minutes": seconds / 60}}
+        cache.add(key, found, seconds)
         found = cache.get(key) or found  # another request's, when it stored one first
     if found["since_update"] is not None:
-        found = {**found, "since_update": found["since_update"] + time.time() - found["taken"]}
-    return {k: v for k, v in found.items() if k != "taken"}
+        age = (timezone.now() - found["snapshot"]["taken"]).total_seconds()
+        found = {**found, "since_update": found["since_update"] + age}
+    return found
 
 
 def _without_admins_figures(data: dict[str, Any]) -> dict[str, Any]:
