@@ -16,6 +16,7 @@ from annotator.labelling.annotation.actions import lease_next
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Honeypot, Item, Label, Membership, Project
 from tests.support.app import digits_project, member, teach
+from tests.support.html import parse
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -111,3 +112,24 @@ def test_annotators_see_no_admins_figures_and_are_told_the_snapshots_age(checked
     admin_page = admin.get(f"/projects/{project.pk}/dashboard").content.decode()
     assert 'id="annotator-quality"' in admin_page and 'id="snapshot-note"' not in admin_page
     assert "refreshed every 2 s" in admin_page
+
+
+def _waiting(html: bytes, **attrs: str) -> int:
+    return int(parse(html).find("b", **attrs).text)
+
+
+def test_the_project_list_and_the_queue_show_one_waiting_count_while_a_honeypot_is_held():
+    """While an annotator holds a honeypot their queue counts one waiting item fewer (as a real
+    lease would); the project list shows them the same count, so the two pages never differ by
+    exactly one while a honeypot is held."""
+    project = digits_project(80, params={"delta": 0.3}, look_ahead=8)
+    teach(project, member(project, "teacher"), until_auto=5)
+    ann = member(project, "ann")
+    honeypot = Item.objects.filter(project=project, status=Item.Status.AUTO, gold__isnull=False).first()
+    Honeypot.objects.create(project=project, item=honeypot, annotator=ann)
+    client = _client(ann)
+    queue = client.get(f"/projects/{project.pk}/")
+    assert f'data-item="{honeypot.pk}"' in queue.content.decode()  # the honeypot is what it shows
+    shown = _waiting(queue.content, id="waiting")
+    assert shown > 0
+    assert _waiting(client.get("/").content, class_="waiting") == shown

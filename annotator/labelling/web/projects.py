@@ -16,7 +16,6 @@ from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpRespo
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from annotator.labelling.engine.queue_counts import waiting_count
 from annotator.labelling.ingest import new_job
 from annotator.labelling.ingest.upload_file import PART_BYTES
 from annotator.labelling.models import ImportJob, Item, Project
@@ -27,6 +26,7 @@ from annotator.labelling.projects.access import (
     visible_projects,
 )
 from annotator.labelling.reporting import export, label_formats
+from annotator.labelling.teams.honeypots import waiting_for
 from annotator.labelling.worker.send import import_upload
 from learners.uploads import CHECKED_RECORDS, GZIP, formats_for, suffixes_for
 from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST
@@ -41,9 +41,10 @@ from .request import AppRequest, image_type
 @login_required
 @require_GET
 def project_list(request: AppRequest) -> HttpResponse:
-    """My projects with the number of items waiting (and console links for the ones I manage,
+    """My projects with the number of items waiting as my queue shows it (:func:`.honeypots.waiting_for`;
+    and console links for the ones I manage,
     review links for the ones I review)."""
-    rows = [(p, waiting_count(p), is_project_admin(request.user, p), may_review(request.user, p))
+    rows = [(p, waiting_for(p, request.user), is_project_admin(request.user, p), may_review(request.user, p))
             for p in visible_projects(request.user)]
     return render(request, "labelling/project_list.html", {"rows": rows})
 

@@ -50,23 +50,22 @@ from annotator.labelling.annotation.actions import (
     undoable_label,
 )
 from annotator.labelling.annotation.look_ahead import HELD_ITEMS, MAX_BURST, lease_ahead, submit_burst
-from annotator.labelling.engine.queue_counts import waiting_count, why_idle
+from annotator.labelling.engine.queue_counts import why_idle
 from annotator.labelling.models import Item, Label, Project
 from annotator.labelling.projects.access import is_project_admin, may_review, project_for
-from annotator.labelling.teams.honeypots import holds_honeypot
+from annotator.labelling.teams.honeypots import waiting_for
 from annotator.labelling.worker import send
 
 from .request import AppRequest, class_buttons, image_src, item_display, polled_panel, refused_panel
 
 
 def progress(project: Project, user: Any) -> dict[str, int]:
-    """The progress line: my labels today and in all, and the items waiting (one fewer while the
-    user holds a honeypot, as if it were the waiting item it stands in for: :mod:`.honeypots`)."""
+    """The progress line: my labels today and in all, and the items waiting (:func:`.honeypots.waiting_for`:
+    one fewer while the user holds a honeypot, as if it were the waiting item it stands in for)."""
     today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True).aggregate(
         total=Count("id"), today=Count("id", filter=Q(created__gte=today)))
-    waiting = max(0, waiting_count(project) - holds_honeypot(project, user))
-    return {"today": mine["today"], "total": mine["total"], "waiting": waiting}
+    return {"today": mine["today"], "total": mine["total"], "waiting": waiting_for(project, user)}
 
 
 def _lease(project: Project, user: Any) -> Item | None:
