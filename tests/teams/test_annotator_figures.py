@@ -133,3 +133,19 @@ def test_the_project_list_and_the_queue_show_one_waiting_count_while_a_honeypot_
     shown = _waiting(queue.content, id="waiting")
     assert shown > 0
     assert _waiting(client.get("/").content, class_="waiting") == shown
+
+
+def test_the_waiting_count_moves_with_neither_a_label_nor_a_honeypot_answer(checked):
+    """Live, the queue's waiting count fell by one after a real label (the next item leased) and
+    not after a honeypot's answer (the item it stood in for leased at last); while the project
+    serves honeypots it is the snapshot's, on the queue and the project list alike."""
+    project, ann, _, real, honeypot = checked
+    shown = _waiting(ann.get(f"/projects/{project.pk}/").content, id="waiting")
+    answer = ann.post(f"/projects/{project.pk}/items/{real.pk}/label", {"value": real.gold}, **HX)
+    assert _waiting(answer.content, id="waiting") == shown
+    answer = ann.post(f"/projects/{project.pk}/items/{honeypot.pk}/label", {"value": honeypot.gold}, **HX)
+    assert _waiting(answer.content, id="waiting") == shown
+    assert _waiting(ann.get("/").content, class_="waiting") == shown
+    cache.clear()
+    assert _waiting(ann.get("/").content, class_="waiting") == \
+        Item.objects.filter(project=project).waiting().count()

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import statistics
-from datetime import timedelta
-from typing import Any
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -31,7 +32,9 @@ from django.utils import timezone
 
 from annotator.labelling.engine.queue_counts import waiting_count
 from annotator.labelling.models import Item, Label, LearnerState, Project, Review
+from annotator.labelling.projects.access import is_project_admin
 from annotator.labelling.teams.agreement import project_agreement, recent_labels
+from annotator.labelling.teams.honeypots import holds_honeypot
 from annotator.labelling.teams.quality import annotator_quality
 from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
@@ -43,6 +46,7 @@ from .metrics import aggregates, project_metrics
 from .summary import budget_summary
 from .worker_health import queue_health
 
+T = TypeVar("T")
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
 STALE_SECONDS = 30
 
@@ -225,33 +229,53 @@ def serves_blind_checks(project: Project) -> bool:
     return project.honeypot_rate > 0 or project.audit_rate > 0
 
 
-def annotator_figures(project: Project) -> dict[str, Any]:
-    """The dashboard's figures as every reader an annotator or reviewer can open shows them (the
-    dashboard page, its polled panel, the metrics API: ``["metrics"]``): :func:`dashboard_data`
-    without :data:`ADMINS_ONLY`.
+def annotator_snapshot(project: Project, name: str, build: Callable[[], T]) -> tuple[T, datetime | None]:
+    """``(build(), None)`` live, or, while the project serves honeypots or audits
+    (:func:`serves_blind_checks`), ``(value, when it was built)``: the value ``name`` of the
+    project's snapshot in Django's cache, shared by every member of the project and rebuilt at
+    most every ``ANNOTATOR_SNAPSHOT_SECONDS`` (0: never kept).
 
-    While the project serves honeypots or audits (:func:`serves_blind_checks`) this is a snapshot
-    in Django's cache, shared by every member of the project and rebuilt at most every
-    ``ANNOTATOR_SNAPSHOT_SECONDS`` (0: never kept), so that one label does not move what they see:
-    a real label changes the labels, the model version, the worker's backlog, a honeypot's answer
-    none of them (docs/teams.md, "Honeypots"); ``snapshot`` says when it was taken
-    (``{"taken", "minutes"}``). Only the age of the model (``since_update``) runs on with the
-    clock, from the snapshot's own value. Otherwise (``snapshot`` None), and for admins (who call
-    :func:`dashboard_data`), the figures are live."""
+    The one way every figure an annotator or reviewer sees is read (the dashboard, its panel, the
+    metrics API, the waiting count of the queue and the project list), so that one label does not
+    move what they see: a real label changes the labels, the model version, the worker's backlog
+    and the waiting items, a honeypot's answer none of them (docs/teams.md, "Honeypots")."""
     if not serves_blind_checks(project):
-        return {**_without_admins_figures(dashboard_data(project)), "snapshot": None}
-    key = f"annotator-figures:{project.pk}"
+        return build(), None
+    key = f"annotator-snapshot:{project.pk}:{name}"
     found = cache.get(key)
     if found is None:
-        seconds = settings.ANNOTATOR_SNAPSHOT_SECONDS
-        found = {**_without_admins_figures(dashboard_data(project)),
-                 "snapshot": {"taken": timezone.now(), "minutes": seconds / 60}}
-        cache.add(key, found, seconds)
+        found = (build(), timezone.now())
+        cache.add(key, found, settings.ANNOTATOR_SNAPSHOT_SECONDS)
         found = cache.get(key) or found  # another request's, when it stored one first
-    if found["since_update"] is not None:
-        age = (timezone.now() - found["snapshot"]["taken"]).total_seconds()
-        found = {**found, "since_update": found["since_update"] + age}
     return found
+
+
+def annotator_figures(project: Project) -> dict[str, Any]:
+    """The dashboard's figures as an annotator or reviewer sees them (the dashboard page, its
+    polled panel, the metrics API: ``["metrics"]``): :func:`dashboard_data` without
+    :data:`ADMINS_ONLY`, through :func:`annotator_snapshot`; ``snapshot`` says when it was taken
+    (``{"taken", "minutes"}``; None: live). Only the age of the model (``since_update``) runs on
+    with the clock, from the snapshot's own value. Admins call :func:`dashboard_data`: live."""
+    data, taken = annotator_snapshot(project, "figures",
+                                     lambda: _without_admins_figures(dashboard_data(project)))
+    if taken is None:
+        return {**data, "snapshot": None}
+    age = (timezone.now() - taken).total_seconds()
+    return {**data, "snapshot": {"taken": taken, "minutes": settings.ANNOTATOR_SNAPSHOT_SECONDS / 60},
+            "since_update": None if data["since_update"] is None else data["since_update"] + age}
+
+
+def waiting_for(project: Project, user: Any) -> int:
+    """The items waiting in ``project`` as ``user``'s pages show the count (their queue, the project
+    list). Admins: live. Others: :func:`annotator_snapshot` of the count; live (no honeypots or
+    audits) it is one fewer while they hold a honeypot, as if it were the waiting item it stands in
+    for (the pages agree). A snapshot moves neither with a lease nor with an answer: live, the
+    count fell by one after a real label (the next item leased) and not after a honeypot's answer
+    (the item it stood in for leased at last)."""
+    if is_project_admin(user, project):
+        return waiting_count(project)
+    count, taken = annotator_snapshot(project, "waiting", lambda: waiting_count(project))
+    return count if taken is not None else max(0, count - holds_honeypot(project, user))
 
 
 def _without_admins_figures(data: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,6 @@ from typing import Any
 from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
-from annotator.labelling.engine.queue_counts import waiting_count
 from annotator.labelling.models import Honeypot, Item, Label, Project, Skip, leased_by_q
 
 #: not seeded: honeypots must not be predictable from the outside
@@ -42,14 +41,6 @@ def holds_honeypot(project: Project, user: Any) -> bool:
     """Whether ``user`` holds an open honeypot in ``project`` (the queue's waiting count then
     shows one item fewer, as after a real lease)."""
     return Honeypot.objects.filter(project=project, annotator=user, label__isnull=True).exists()
-
-
-def waiting_for(project: Project, user: Any) -> int:
-    """The items waiting in ``project`` as every page shows ``user`` the count (their queue, the
-    project list): :func:`.queue_counts.waiting_count`, one fewer while they hold a honeypot, as
-    if it were the waiting item it stands in for. One figure everywhere, so that no two pages
-    differ by one exactly while a honeypot is held."""
-    return max(0, waiting_count(project) - holds_honeypot(project, user))
 
 
 def candidates(project: Project, user: Any) -> Any:

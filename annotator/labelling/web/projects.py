@@ -26,7 +26,7 @@ from annotator.labelling.projects.access import (
     visible_projects,
 )
 from annotator.labelling.reporting import export, label_formats
-from annotator.labelling.teams.honeypots import waiting_for
+from annotator.labelling.reporting.dashboard import waiting_for
 from annotator.labelling.worker.send import import_upload
 from learners.uploads import CHECKED_RECORDS, GZIP, formats_for, suffixes_for
 from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST
@@ -41,7 +41,7 @@ from .request import AppRequest, image_type
 @login_required
 @require_GET
 def project_list(request: AppRequest) -> HttpResponse:
-    """My projects with the number of items waiting as my queue shows it (:func:`.honeypots.waiting_for`;
+    """My projects with the number of items waiting as my queue shows it (:func:`.dashboard.waiting_for`;
     and console links for the ones I manage,
     review links for the ones I review)."""
     rows = [(p, waiting_for(p, request.user), is_project_admin(request.user, p), may_review(request.user, p))

@@ -53,14 +53,14 @@ from annotator.labelling.annotation.look_ahead import HELD_ITEMS, MAX_BURST, lea
 from annotator.labelling.engine.queue_counts import why_idle
 from annotator.labelling.models import Item, Label, Project
 from annotator.labelling.projects.access import is_project_admin, may_review, project_for
-from annotator.labelling.teams.honeypots import waiting_for
+from annotator.labelling.reporting.dashboard import waiting_for
 from annotator.labelling.worker import send
 
 from .request import AppRequest, class_buttons, image_src, item_display, polled_panel, refused_panel
 
 
 def progress(project: Project, user: Any) -> dict[str, int]:
-    """The progress line: my labels today and in all, and the items waiting (:func:`.honeypots.waiting_for`:
+    """The progress line: my labels today and in all, and the items waiting (:func:`.dashboard.waiting_for`:
     one fewer while the user holds a honeypot, as if it were the waiting item it stands in for)."""
     today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True).aggregate(
