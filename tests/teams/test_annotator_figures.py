@@ -135,17 +135,29 @@ def test_the_project_list_and_the_queue_show_one_waiting_count_while_a_honeypot_
     assert _waiting(client.get("/").content, class_="waiting") == shown
 
 
-def test_the_waiting_count_moves_with_neither_a_label_nor_a_honeypot_answer(checked):
+def test_the_waiting_count_moves_with_neither_a_label_nor_a_honeypot_answer():
     """Live, the queue's waiting count fell by one after a real label (the next item leased) and
     not after a honeypot's answer (the item it stood in for leased at last); while the project
-    serves honeypots it is the snapshot's, on the queue and the project list alike."""
-    project, ann, _, real, honeypot = checked
-    shown = _waiting(ann.get(f"/projects/{project.pk}/").content, id="waiting")
-    answer = ann.post(f"/projects/{project.pk}/items/{real.pk}/label", {"value": real.gold}, **HX)
-    assert _waiting(answer.content, id="waiting") == shown
-    answer = ann.post(f"/projects/{project.pk}/items/{honeypot.pk}/label", {"value": honeypot.gold}, **HX)
-    assert _waiting(answer.content, id="waiting") == shown
-    assert _waiting(ann.get("/").content, class_="waiting") == shown
+    serves honeypots or audits it is the snapshot's, on the queue and the project list alike.
+    (Audits turn the snapshot on here, so that no random honeypot is served: the test places its
+    own.)"""
+    project = digits_project(80, params={"delta": 0.3}, look_ahead=4)
+    teach(project, member(project, "teacher"), until_auto=5)
+    Project.objects.filter(pk=project.pk).update(look_ahead=12, audit_rate=0.2)
+    project.refresh_from_db()
+    update_project(project.pk)
+    ann, bob = member(project, "ann"), member(project, "bob")
+    real = lease_next(project, ann)
+    assert real is not None and real.status == Item.Status.LEASED
+    honeypot = Item.objects.filter(project=project, status=Item.Status.AUTO, gold__isnull=False).first()
+    Honeypot.objects.create(project=project, item=honeypot, annotator=bob)
+    assert Item.objects.filter(project=project).waiting().count() >= 3
+    for user, item in ((ann, real), (bob, honeypot)):
+        client = _client(user)
+        shown = _waiting(client.get(f"/projects/{project.pk}/").content, id="waiting")
+        answer = client.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": item.gold}, **HX)
+        assert _waiting(answer.content, id="waiting") == shown, user.username
+        assert _waiting(client.get("/").content, class_="waiting") == shown
     cache.clear()
-    assert _waiting(ann.get("/").content, class_="waiting") == \
+    assert _waiting(_client(ann).get("/").content, class_="waiting") == \
         Item.objects.filter(project=project).waiting().count()
