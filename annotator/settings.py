@@ -25,7 +25,7 @@ Environment variables (all optional for local development):
 * ``DASHBOARD_LABEL_WINDOW``: the dashboard's per-annotator figures, agreement and quality cover
   the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
 * ``ANNOTATOR_SNAPSHOT_SECONDS``: while a project serves honeypots or audits, its annotators and
-  reviewers see its figures (dashboard, metrics API) as a snapshot rebuilt at most this often
+  reviewers see its figures (dashboard, metrics API, waiting count) as a snapshot rebuilt at most this often
   (default 600; 0: live; docs/teams.md, "Honeypots").
 * ``REFIT_REQUEST_MAX_LABELS``: the newest labels an export fits its batch refit on in the request
   when no refit job's result is current (default 5000; the job fits on every label).
@@ -333,7 +333,7 @@ BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
 DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 5000)))
 #: While a project serves honeypots or audits, what its annotators see of its figures is one
 #: snapshot in the cache, rebuilt at most this often (labelling/reporting/dashboard.py
-#: ``annotator_figures``), so that a label does not move them; 0 shows them live.
+#: ``annotator_snapshot``), so that a label does not move them; 0 shows them live.
 ANNOTATOR_SNAPSHOT_SECONDS = max(0, int(os.environ.get("ANNOTATOR_SNAPSHOT_SECONDS", 600)))
 #: An export without a current refit job result (labelling/reporting/refit_runs.py) fits its batch
 #: refit in the request on the newest this many labels (21 fits: seconds for a thousand labels on
