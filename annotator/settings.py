@@ -24,6 +24,9 @@ Environment variables (all optional for local development):
 * ``BASELINE_MAX_ITEMS``: gold items the dashboard's random-querying baseline replays (default 2000).
 * ``DASHBOARD_LABEL_WINDOW``: the dashboard's per-annotator figures, agreement and quality cover
   the project's newest labels, this many (default 5000; the JSON API's agreement and quality all).
+* ``ANNOTATOR_SNAPSHOT_SECONDS``: while a project serves honeypots or audits, its annotators and
+  reviewers see its figures (dashboard, metrics API, waiting count) as a snapshot rebuilt at most this often
+  (default 600; 0: live; docs/teams.md, "Honeypots").
 * ``REFIT_REQUEST_MAX_LABELS``: the newest labels an export fits its batch refit on in the request
   when no refit job's result is current (default 5000; the job fits on every label).
 * ``REFIT_MAX_UNLABELLED``: most model-decided items a refit job reads to self-train on (default
@@ -328,6 +331,10 @@ BASELINE_MAX_ITEMS = int(os.environ.get("BASELINE_MAX_ITEMS", 2000))
 #: this many (labelling/teams/agreement.py ``recent_labels``), so a poll costs the same however many
 #: labels the stream has had.
 DASHBOARD_LABEL_WINDOW = max(1, int(os.environ.get("DASHBOARD_LABEL_WINDOW", 5000)))
+#: While a project serves honeypots or audits, what its annotators see of its figures is one
+#: snapshot in the cache, rebuilt at most this often (labelling/reporting/dashboard.py
+#: ``annotator_snapshot``), so that a label does not move them; 0 shows them live.
+ANNOTATOR_SNAPSHOT_SECONDS = max(0, int(os.environ.get("ANNOTATOR_SNAPSHOT_SECONDS", 600)))
 #: An export without a current refit job result (labelling/reporting/refit_runs.py) fits its batch
 #: refit in the request on the newest this many labels (21 fits: seconds for a thousand labels on
 #: 2 cores, docs/algorithms/refit.md); the console's "Refit on all labels" job fits on every label.

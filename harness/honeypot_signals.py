@@ -4,8 +4,10 @@ honeypot from a real item (docs/teams.md, "Honeypots").
 Shared by ``tests/teams/test_review.py`` (asserts that no signal separates the two groups) and
 ``benchmarks/races.py`` (counts the separating signals over many rounds), hence here and not
 under ``tests/``. An annotator's signals for one item: the panel's structure, their own items-API
-row and a reviewer's (besides id and seq), the answer to a label and to its repeat, and the id's
-place in the order they were shown items ("older than one seen").
+row and a reviewer's (besides id and seq), their item-browser row (besides number and content;
+where the project opens the browser to them), the answer to a label and to its repeat, how the
+waiting count of their queue moved with the answer, and the id's place in the order they were
+shown items ("older than one seen").
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from django.test import Client
 
-from annotator.labelling.models import Honeypot, Project
+from annotator.labelling.models import Honeypot, Item, Project
 
 #: what htmx sends with its requests (the queue answers a panel, not the page)
 HX = {"HX-Request": "true"}
@@ -61,6 +63,30 @@ def skeleton(html: bytes, item_pk: int) -> tuple[tuple[str, tuple[tuple[str, str
     parser = _Skeleton(item_pk)
     parser.feed(html.decode())
     return tuple(parser.out)
+
+
+def waiting_shown(html: bytes) -> int | None:
+    """The waiting count of a queue panel's progress line (None when it has none)."""
+    found = re.search(rb'<b id="waiting">(\d+)</b>', html)
+    return int(found.group(1)) if found else None
+
+
+def browser_row(client: Client, project: Project, item_pk: int) -> tuple[str, ...] | None:
+    """The item browser's row of the item as ``client`` sees it, but its number, content and
+    classes (its cells as ``label=text``, a class as whether it is the prediction); None when the
+    browser is closed to them."""
+    seq = Item.objects.get(pk=item_pk).seq
+    answer = client.get(f"/projects/{project.pk}/items/?after={seq - 1}")
+    if answer.status_code != 200:
+        return None
+    row = re.search(r"<tr>\s*<td data-label=\"#\">(\d+)</td>(.*?)</tr>", answer.content.decode(), re.S)
+    assert row is not None and int(row.group(1)) == seq
+    cells = {k: " ".join(re.sub(r"<[^>]+>", " ", v).split())
+             for k, v in re.findall(r'<td data-label="([^"]+)"[^>]*>(.*?)</td>', row.group(2), re.S)}
+    for own in ("label", "predicted"):  # the item's own class: whether there is one, and which
+        if own in cells and cells[own] not in ("", "none"):
+            cells[own] = "the prediction" if cells[own] == cells.get("predicted") else "a class"
+    return tuple(f"{k}={v}" for k, v in cells.items() if k != "item")
 
 
 def served_item(html: bytes) -> int | None:
@@ -110,8 +136,12 @@ def collect(project: Project, user: Any, annotator: Client, reviewer: Client, st
         for who, client in (("api", annotator), ("reviewer api", reviewer)):
             row = client.get(f"/api/projects/{project.pk}/items?ids={pk}").json()["items"][0]
             seen[who] = tuple(sorted((k, v) for k, v in row.items() if k not in ("id", "seq")))
+        seen["browser row"] = browser_row(annotator, project, pk)
+        waiting = waiting_shown(answer.content)
         answer = annotator.post(f"{base}/items/{pk}/label", {"value": value}, headers=HX)
         seen["label"] = answer.status_code
+        after = waiting_shown(answer.content)
+        seen["waiting moved"] = None if waiting is None or after is None else after - waiting
         seen["repeat"] = annotator.post(f"{base}/items/{pk}/label", {"value": value}).status_code
         signals.add(Honeypot.objects.filter(item_id=pk, annotator=user).exists(), seen)
     return signals

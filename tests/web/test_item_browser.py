@@ -9,12 +9,13 @@ import re
 import pytest
 from django.test import Client
 
-from annotator.labelling.annotation.actions import submit_label
+from annotator.labelling.annotation.actions import lease_next, submit_label
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Honeypot, Item, Label, Membership
 from annotator.labelling.reporting.item_browser import BANDS, PAGE_SIZE
 from tests.support.app import digits_project, member, teach, text_project
+from tests.support.html import parse
 
 pytestmark = pytest.mark.django_db
 
@@ -115,7 +116,7 @@ def test_annotators_only_where_allowed_and_never_see_honeypots():
     assert client.get(url).status_code == 403
     project.items_for_annotators = True
     project.save()
-    assert auto.seq in _walk(client, url + "?provenance=model")
+    assert auto.seq in _walk(client, url + "?provenance=unconfirmed")
     page = client.get(url).content.decode()
     assert "honeypot" not in page and "relabel" not in page
     assert client.get(url + "?provenance=honeypot").status_code == 400
@@ -128,6 +129,26 @@ def test_annotators_only_where_allowed_and_never_see_honeypots():
     stranger = Client()
     stranger.force_login(member(digits_project(1), "other-admin", Membership.Role.ADMIN))
     assert stranger.get(url).status_code == 404
+
+
+def test_a_project_serving_honeypots_keeps_the_browser_for_its_admins():
+    """Once answered, a labelled item turns ``human`` and a honeypot does not: while the project
+    serves honeypots, the browser (and its link on the project list) is the admins' whatever
+    ``items_for_annotators`` says."""
+    project = digits_project(10)
+    ann = member(project, "ann")
+    project.items_for_annotators = True
+    project.save()
+    client = Client()
+    client.force_login(ann)
+    url = f"/projects/{project.pk}/items/"
+    assert client.get(url).status_code == 200
+    assert f'href="{url}"' in client.get("/").content.decode()
+    project.honeypot_rate = 0.1
+    project.save()
+    assert client.get(url).status_code == 403
+    assert f'href="{url}"' not in client.get("/").content.decode()
+    assert _admin(project).get(url).status_code == 200
 
 
 def test_disagreement_between_annotators():
@@ -202,3 +223,80 @@ def test_a_search_the_index_cannot_serve_reads_a_window_a_page_and_searches_on(m
     # a window that reaches the last item ends the walk: no "search on" link
     last = client.get(f"/projects/{project.pk}/items/?q=zq&after=7")
     assert _seqs(last) == [10] and _next(last) is None and "search-window" not in last.content.decode()
+
+
+def _rows(response) -> dict[int, list[str]]:
+    """The item table's cells by ``seq``, the item's own two (``#`` and its content) left out."""
+    assert response.status_code == 200, response.content
+    found: dict[int, list[str]] = {}
+    row: list[str] = []
+    for td in parse(response.content).find("table", id="item-table").find_all("td"):
+        if td.attrs["data-label"] == "#":
+            row = found.setdefault(int(td.text), [])
+        elif td.attrs["data-label"] != "item":
+            row.append(f"{td.attrs['data-label']}={td.text}")
+    return found
+
+
+@pytest.fixture
+def served_pair():
+    """A project with a honeypot served to ``ann`` (an item the model decided alone) and a queued
+    item leased to ``ann``, both unanswered; its items browsable by annotators."""
+    project = digits_project(60, params={"delta": 0.3}, look_ahead=4)
+    ann = member(project, "ann")
+    teach(project, member(project, "teacher"), until_auto=3)
+    project.items_for_annotators = True
+    project.save()
+    real = lease_next(project, ann)
+    assert real is not None and real.status == Item.Status.LEASED
+    auto = Item.objects.filter(project=project, status=Item.Status.AUTO).first()
+    Honeypot.objects.create(project=project, item=auto, annotator=ann)
+    client = Client()
+    client.force_login(ann)
+    return project, client, auto, real
+
+
+@pytest.mark.parametrize("shows_guesses", [False, True])
+def test_an_annotators_rows_of_a_honeypot_and_a_queued_item_differ_only_in_content(served_pair,
+                                                                                   shows_guesses):
+    project, client, honeypot, real = served_pair
+    Item.objects.filter(pk=real.pk).update(prediction=honeypot.prediction)  # the same guess for both
+    project.show_prediction = shows_guesses
+    project.save()
+    rows = _rows(client.get(f"/projects/{project.pk}/items/"))
+    assert rows[honeypot.seq] == rows[real.seq]
+    assert "status=decided" in rows[real.seq] and "from=unconfirmed" in rows[real.seq]
+    expected = f"label={honeypot.prediction}" if shows_guesses else "label=none"
+    assert expected in rows[real.seq]
+    if shows_guesses:
+        assert f"predicted={honeypot.prediction}" in rows[real.seq]
+    page = client.get(f"/projects/{project.pk}/items/").content.decode()
+    assert 'name="confidence"' not in page and "|score|" not in page
+    options = {o.attrs["value"] for name in ("status", "provenance")
+               for o in parse(page).find("select", name=name).find_all("option")}
+    assert not options & {"auto", "queued", "leased", "skipped", "model", "waiting", "honeypot", "audited"}
+
+
+def test_an_annotators_filters_never_separate_a_honeypot_from_a_queued_item(served_pair):
+    project, client, honeypot, real = served_pair
+    project.show_prediction = True
+    project.save()
+    url = f"/projects/{project.pk}/items/"
+    for key, values in (("status", ("pending", "decided", "labelled")),
+                        ("provenance", ("human", "unconfirmed", "pending"))):
+        for value in values:
+            seqs = set(_walk(client, f"{url}?{key}={value}"))
+            assert (honeypot.seq in seqs) == (real.seq in seqs), (key, value)
+    both = set(_walk(client, url + "?status=decided"))
+    assert {honeypot.seq, real.seq} <= both
+    for query in ("status=auto", "status=queued", "status=leased", "status=skipped", "provenance=model",
+                  "provenance=waiting", "provenance=honeypot", "provenance=audited", "confidence=high"):
+        response = client.get(f"{url}?{query}")
+        assert response.status_code == 400, query
+        assert "auto" not in response.content.decode().split(";")[-1]  # the values offered are merged
+    assert client.get(url + "?status=auto").content.decode() == \
+        "unknown status 'auto'; one of pending, decided, labelled"
+    # the admin still sees them apart
+    admin = _admin(project)
+    auto = _walk(admin, url + "?status=auto")
+    assert honeypot.seq in auto and real.seq not in auto

@@ -19,7 +19,9 @@ project), or a logged-in member's session (handy for the dashboard) for reads on
   annotator's or reviewer's session gets them null for every item, so that no field tells a
   honeypot from a queued item (docs/teams.md).
 * ``GET /api/projects/<id>/metrics`` -> :func:`.metrics.project_metrics`; 403 for an
-  annotator's session when the project keeps its dashboard for admins.
+  annotator's session when the project keeps its dashboard for admins. An annotator's or
+  reviewer's session gets the figures their dashboard shows (:func:`.dashboard.annotator_figures`:
+  a snapshot while the project serves honeypots or audits), the token and admins live ones.
 * ``GET /api/projects/<id>/opinions?after=<label id>`` -> ``{"opinions": [...], "next"}``: every
   label of the project, undone ones too, in label order (:func:`.export.opinion_rows`), at most
   ``OPINIONS_PAGE`` per answer; ``next`` is the ``after`` of the next page (null on the last).
@@ -90,8 +92,10 @@ from annotator.labelling.projects.access import (
 )
 from annotator.labelling.projects.settings_changes import change_class_descriptions
 from annotator.labelling.reporting import dataset_export, label_formats
+from annotator.labelling.reporting.dashboard import annotator_figures
 from annotator.labelling.reporting.export import UNDONE_CHOICES, opinion_rows
 from annotator.labelling.reporting.metrics import project_metrics
+from annotator.labelling.teams import member_view
 from annotator.labelling.teams.agreement import project_agreement
 from annotator.labelling.teams.audit_sampling import audit_estimate
 from annotator.labelling.teams.quality import annotator_quality
@@ -123,10 +127,13 @@ from .schema import (
 )
 
 MAX_IDS = 1000
-#: the decision fields an annotator's or reviewer's session never sees (null for every item):
-#: each one tells the items the model decided alone, the honeypot pool, from the queued ones
-#: (docs/teams.md, "Honeypots")
-HIDDEN_FROM_MEMBERS = ("status", "prediction", "score", "query_prob", "queried", "model_version")
+#: the fields of an item the API answers
+ITEM_FIELDS = ("id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")
+#: the decision fields an annotator's or reviewer's session never sees (null for every item): those
+#: :mod:`.member_view` hides from members everywhere, and here the status and the prediction too
+#: (stricter than the item browser: a status tells a labelled item from a honeypot answered, and
+#: this API is open to every member, the browser only where the project opens it; docs/teams.md)
+HIDDEN_FROM_MEMBERS = ("status", "prediction", *(k for k in member_view.HIDDEN if k in ITEM_FIELDS))
 OPINIONS_PAGE = 1000
 WRONG_TOKEN = "wrong token, or no such project"
 
@@ -204,8 +211,7 @@ def _get_items(request: HttpRequest, project: Project, user: Any) -> JsonRespons
         ids = [whole_number(x, f"ids: entry {n}") for n, x in enumerate(parts, start=1)]
     except ValueError as exc:
         return _error(f"{exc} (ids must be a comma-separated list of item ids)")
-    found = Item.objects.filter(project=project, pk__in=ids).values(
-        "id", "seq", "status", "prediction", "score", "query_prob", "queried", "model_version")
+    found = Item.objects.filter(project=project, pk__in=ids).values(*ITEM_FIELDS)
     rows: dict[int, dict[str, Any]] = {r["id"]: dict(r) for r in found}
     missing = [i for i in ids if i not in rows]
     if missing:
@@ -246,10 +252,12 @@ def items(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def metrics(request: HttpRequest, pk: int) -> JsonResponse:
     project, user = _authorized_project(request, pk)
-    if user is not None and not sees_dashboard(user, project):
+    if user is None or is_project_admin(user, project):
+        return JsonResponse(project_metrics(project))
+    if not sees_dashboard(user, project):
         raise PermissionDenied("this project's metrics are for its admins (its dashboard is hidden "
                                "from annotators)")
-    return JsonResponse(project_metrics(project))
+    return JsonResponse(annotator_figures(project)["metrics"])  # what the dashboard shows them
 
 
 def _page(request: HttpRequest, key: str, id_field: str,

@@ -47,8 +47,11 @@ def sees_dashboard(user: Any, project: Project) -> bool:
 
 def sees_items(user: Any, project: Project) -> bool:
     """Whether ``user`` (a member) may open the item browser (docs/dataset.md): project admins
-    always, annotators when the project opens it to them (they never relabel)."""
-    return project.items_for_annotators or is_project_admin(user, project)
+    always, annotators when the project opens it to them (they never relabel) and serves no
+    honeypots: after an answer the browser would show their labelled item turn ``human`` and a
+    honeypot they answered not (docs/teams.md, "Honeypots")."""
+    opened = project.items_for_annotators and not project.honeypot_rate
+    return opened or is_project_admin(user, project)
 
 
 def project_for(user: Any, pk: int, *, admin: bool = False) -> Project:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import statistics
-from datetime import timedelta
-from typing import Any
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -31,7 +32,9 @@ from django.utils import timezone
 
 from annotator.labelling.engine.queue_counts import waiting_count
 from annotator.labelling.models import Item, Label, LearnerState, Project, Review
+from annotator.labelling.projects.access import is_project_admin
 from annotator.labelling.teams.agreement import project_agreement, recent_labels
+from annotator.labelling.teams.honeypots import holds_honeypot
 from annotator.labelling.teams.quality import annotator_quality
 from learners.evaluation.charts import line_chart
 from learners.evaluation.metrics import iw_estimate
@@ -43,6 +46,7 @@ from .metrics import aggregates, project_metrics
 from .summary import budget_summary
 from .worker_health import queue_health
 
+T = TypeVar("T")
 #: labels waiting longer than this (seconds) to be applied turn the dashboard banner red
 STALE_SECONDS = 30
 
@@ -220,3 +224,68 @@ def dashboard_data(project: Project) -> dict[str, Any]:
     metrics = data["metrics"] if fresh else {**data["metrics"], "waiting": waiting_count(project)}
     return {**data, "metrics": metrics, "health": health(project), "budget": budget_summary(project),
             "since_update": (timezone.now() - state).total_seconds() if state else None}
+
+
+#: the figures of :func:`dashboard_data` only the project's admins see (they would tell annotators
+#: which of their answers were checked against gold)
+ADMINS_ONLY = ("agreement", "quality")
+
+
+def serves_blind_checks(project: Project) -> bool:
+    """Whether ``project`` mixes checks its annotators must not tell from real work into their
+    queue or the model's labels: honeypots or audits (docs/teams.md)."""
+    return project.honeypot_rate > 0 or project.audit_rate > 0
+
+
+def annotator_snapshot(project: Project, name: str, build: Callable[[], T]) -> tuple[T, datetime | None]:
+    """``(build(), None)`` live, or, while the project serves honeypots or audits
+    (:func:`serves_blind_checks`), ``(value, when it was built)``: the value ``name`` of the
+    project's snapshot in Django's cache, shared by every member of the project and rebuilt at
+    most every ``ANNOTATOR_SNAPSHOT_SECONDS`` (0: never kept).
+
+    The one way every figure an annotator or reviewer sees is read (the dashboard, its panel, the
+    metrics API, the waiting count of the queue and the project list), so that one label does not
+    move what they see: a real label changes the labels, the model version, the worker's backlog
+    and the waiting items, a honeypot's answer none of them (docs/teams.md, "Honeypots")."""
+    if not serves_blind_checks(project):
+        return build(), None
+    key = f"annotator-snapshot:{project.pk}:{name}"
+    found = cache.get(key)
+    if found is None:
+        found = (build(), timezone.now())
+        cache.add(key, found, settings.ANNOTATOR_SNAPSHOT_SECONDS)
+        found = cache.get(key) or found  # another request's, when it stored one first
+    return found
+
+
+def annotator_figures(project: Project) -> dict[str, Any]:
+    """The dashboard's figures as an annotator or reviewer sees them (the dashboard page, its
+    polled panel, the metrics API: ``["metrics"]``): :func:`dashboard_data` without
+    :data:`ADMINS_ONLY`, through :func:`annotator_snapshot`; ``snapshot`` says when it was taken
+    (``{"taken", "minutes"}``; None: live). Only the age of the model (``since_update``) runs on
+    with the clock, from the snapshot's own value. Admins call :func:`dashboard_data`: live."""
+    data, taken = annotator_snapshot(project, "figures",
+                                     lambda: _without_admins_figures(dashboard_data(project)))
+    if taken is None:
+        return {**data, "snapshot": None}
+    age = (timezone.now() - taken).total_seconds()
+    return {**data, "snapshot": {"taken": taken, "minutes": settings.ANNOTATOR_SNAPSHOT_SECONDS / 60},
+            "since_update": None if data["since_update"] is None else data["since_update"] + age}
+
+
+def waiting_for(project: Project, user: Any) -> int:
+    """The items waiting in ``project`` as ``user``'s pages show the count (their queue, the project
+    list). Admins: live. Others: :func:`annotator_snapshot` of the count; live (no honeypots or
+    audits) it is one fewer while they hold a honeypot, as if it were the waiting item it stands in
+    for (the pages agree). A snapshot moves neither with a lease nor with an answer: live, the
+    count fell by one after a real label (the next item leased) and not after a honeypot's answer
+    (the item it stood in for leased at last)."""
+    if is_project_admin(user, project):
+        return waiting_count(project)
+    count, taken = annotator_snapshot(project, "waiting", lambda: waiting_count(project))
+    return count if taken is not None else max(0, count - holds_honeypot(project, user))
+
+
+def _without_admins_figures(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in ADMINS_ONLY}
+

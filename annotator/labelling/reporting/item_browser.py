@@ -8,7 +8,9 @@ Filters (query keys, anything else refused): ``q`` (the text contains, case-inse
 ``mid``, ``high``, bounds :data:`BANDS`), ``disagreement`` (``annotators``: their opinions
 differ, the item's consensus is not unanimous; ``model``: the final human label differs from the
 model's prediction). ``after``: the ``seq`` the page starts after (the previous page's last), a
-whole number from 0 to 2**63 - 1; past the project's last item is refused.
+whole number from 0 to 2**63 - 1; past the project's last item is refused. For a viewer who is
+not a project admin, ``status`` and ``provenance`` take the merged values of :mod:`.member_view`
+and ``confidence`` is refused.
 
 A text search that matches few items reads the items until it fills a page. On PostgreSQL a
 trigram index (migration 0031) answers a ``q`` of :data:`TRIGRAM` characters or more; any other
@@ -27,6 +29,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 
 from annotator.labelling.models import Consensus, Item, Label, Project
+from annotator.labelling.teams import member_view
 from annotator.labelling.teams.consensus import RELABEL
 from learners.uploads.input_rules import BIGINT_MAX, whole_number
 
@@ -81,11 +84,13 @@ def _escape(text: str) -> str:
     return "".join("\\" + c if not c.isalnum() and c not in "-_" else c for c in text)
 
 
-def filter_q(project: Project, query: Mapping[str, str], hidden: tuple[str, ...] = ()
+def filter_q(project: Project, query: Mapping[str, str], member: bool = False
              ) -> tuple[Q, dict[str, str]]:
     """``(Q on the annotated items, the filters kept)`` of a query; ValueError naming the key for
-    an unknown key or value. ``hidden``: provenances the viewer may not tell from ``model``
-    (an annotator: honeypots and audits), refused as filters and found by ``provenance=model``."""
+    an unknown key or value. ``member``: the viewer is not a project admin, so ``status`` and
+    ``provenance`` take only the values members see (:mod:`.member_view`: a value naming the
+    items the model decided alone, or the queued ones, is refused), and ``confidence`` is refused
+    (the query rule drew on ``|score|``, so its bands would sort the two apart)."""
     unknown = sorted(k for k in query if k not in KEYS)
     if unknown:
         raise ValueError(f"unknown filter {unknown[0]!r}; the filters are {', '.join(KEYS[:-1])}")
@@ -99,15 +104,20 @@ def filter_q(project: Project, query: Mapping[str, str], hidden: tuple[str, ...]
             q &= Q(text__icontains=text)
         elif key == "host":
             q &= _host_q(text.lower())
+        elif key == "status" and member:
+            q &= Q(status__in=_member_values(member_view.STATUSES, key, text))
+        elif key == "provenance" and member:
+            q &= provenance_q(_member_values(member_view.PROVENANCES, key, text))
+        elif key == "confidence" and member:
+            raise ValueError("the confidence filter is for the project's admins")
         elif key == "status":
             if text not in Item.Status.values:
                 raise ValueError(f"unknown status {text!r}; one of {', '.join(Item.Status.values)}")
             q &= Q(status=text)
         elif key == "provenance":
-            shown = [p for p in PROVENANCES if p not in hidden]
-            if text not in shown:
-                raise ValueError(f"unknown provenance {text!r}; one of {', '.join(shown)}")
-            q &= provenance_q([text, *hidden] if text == "model" else [text])
+            if text not in PROVENANCES:
+                raise ValueError(f"unknown provenance {text!r}; one of {', '.join(PROVENANCES)}")
+            q &= provenance_q([text])
         elif key == "predicted":
             q &= Q(prediction=project.parse_class(text))
         elif key == "confidence":
@@ -118,6 +128,14 @@ def filter_q(project: Project, query: Mapping[str, str], hidden: tuple[str, ...]
         elif key == "disagreement":
             q &= _disagreement_q(text)
     return q, kept
+
+
+def _member_values(mapping: dict[str, str], key: str, text: str) -> list[str]:
+    """The stored values a member's filter ``key=text`` stands for (:func:`.member_view.underlying`)."""
+    try:
+        return member_view.underlying(mapping, text)
+    except ValueError as exc:
+        raise ValueError(f"unknown {key} {text!r}; {exc}") from None
 
 
 def _disagreement_q(kind: str) -> Q:
@@ -145,10 +163,11 @@ def _after(query: Mapping[str, str], project: Project) -> int:
 
 
 def browse(project: Project, query: Mapping[str, str], size: int = PAGE_SIZE,
-           hidden: tuple[str, ...] = ()) -> Page:
-    """The page of ``query`` (module docstring; ``hidden`` as :func:`filter_q`'s). ValueError for a
+           member: bool = False) -> Page:
+    """The page of ``query`` (module docstring; ``member`` as :func:`filter_q`'s: the rows stay as
+    stored, the caller shows them through :func:`.member_view.as_member_sees`). ValueError for a
     bad filter, :class:`PastTheEndError` for an ``after`` past the last item."""
-    q, kept = filter_q(project, query, hidden)
+    q, kept = filter_q(project, query, member)
     after = _after(query, project)
     items = annotated_items(project).filter(q, seq__gt=after)
     window = after + SCAN_WINDOW if "q" in kept and not _indexed_search(kept["q"]) else None

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from annotator.labelling.models import Item, Project
 from annotator.labelling.projects.access import is_project_admin, project_for, sees_dashboard
 from annotator.labelling.reporting.cost_view import ask_worker
-from annotator.labelling.reporting.dashboard import dashboard_data
+from annotator.labelling.reporting.dashboard import annotator_figures, dashboard_data
 from annotator.labelling.worker.send import cost_view_stale
 
 from .request import AppRequest
@@ -28,15 +28,14 @@ def _dashboard_project(request: AppRequest, pk: int) -> Project:
 
 
 def _context(request: AppRequest, project: Project) -> dict[str, Any]:
-    """The dashboard's figures; the agreement between annotators, their quality (which would
-    tell them about honeypots) and the console link are for admins only."""
-    data = dashboard_data(project)
+    """The dashboard's figures: live for admins; for annotators and reviewers those of
+    :func:`.dashboard.annotator_figures` (no agreement between annotators, no quality: they would
+    tell them about honeypots; a snapshot while the project serves honeypots or audits). The
+    console link is for admins only."""
+    is_admin = is_project_admin(request.user, project)
+    data = dashboard_data(project) if is_admin else annotator_figures(project)
     if data["cost_pending"] is not None and ask_worker(project.pk, data["cost_pending"]):
         cost_view_stale(project.pk)  # shown as "computing..." until a worker stored it
-    is_admin = is_project_admin(request.user, project)
-    if not is_admin:
-        data.pop("agreement")
-        data.pop("quality")
     return {"project": project, "is_admin": is_admin, **data}
 
 

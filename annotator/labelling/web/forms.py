@@ -195,7 +195,8 @@ PROJECT_SETTINGS: tuple[ProjectSetting, ...] = (
                    "show the model's guess to annotators"),
     ProjectSetting(Param("dashboard_for_annotators", False, bool, "annotators may open the dashboard"),
                    "annotators may see the dashboard"),
-    ProjectSetting(Param("items_for_annotators", False, bool, "annotators may open the item browser"),
+    ProjectSetting(Param("items_for_annotators", False, bool,
+                         "annotators may open the item browser (not while the project serves honeypots)"),
                    "annotators may browse the items"),
     ProjectSetting(Param("budget_ratio", None, float,
                          "blank = off; e.g. 0.1: the budget controller adapts delta so that about 10% of "

@@ -1,17 +1,20 @@
 """The item browser and the dataset export (docs/dataset.md).
 
 * ``GET  projects/<pk>/items/``                    every item, filtered, 50 a page by keyset
-  (:mod:`.item_browser`); project admins, and annotators when ``items_for_annotators``.
+  (:mod:`.item_browser`); project admins, and annotators when ``items_for_annotators`` and the
+  project serves no honeypots (:func:`.access.sees_items`).
 * ``POST projects/<pk>/items/<item>/relabel``     an admin's relabel (:mod:`.relabel`), then
   back to the page it came from.
 * ``GET  projects/<pk>/export/dataset.<fmt>``      the dataset export (:mod:`.dataset_export`),
   csv, jsonl or parquet, with its filters as query keys; project admins.
 
 A bad filter, a page past the end, a class that is not one and an item of another project get
-400, 404, 400 and 404 with a plain message; nothing changes then. Annotators see neither the
-model's guesses (unless the project shows them) nor which items were honeypots or audits, nor
-who said what on an overlapped item (a disputed item shows as disputed to all, with its
-opinions to the admins).
+400, 404, 400 and 404 with a plain message; nothing changes then. Annotators (and reviewers) see
+the model's guesses only when the project shows them, and every item as
+:func:`.member_view.as_member_sees` shows it: the items the model decided alone (the honeypot
+pool, audits) and the items waiting for a person are one status and one provenance, so neither a
+row nor a filter tells a honeypot from a queued item; a disputed item shows as disputed, with
+who said what to the admins only.
 """
 
 from __future__ import annotations
@@ -38,13 +41,11 @@ from annotator.labelling.reporting.item_browser import (
     PastTheEndError,
     browse,
 )
+from annotator.labelling.teams import member_view
 from annotator.labelling.worker import send
 
 from .request import AppRequest
 
-#: provenances an annotator sees as they are; the others pass for the model's (honeypots and audits
-#: are the admins' to know, docs/teams.md)
-ANNOTATOR_PROVENANCES = ("human", "model", "disputed", "waiting", "pending")
 #: filters that read the model's guesses (refused to an annotator who may not see them; so is
 #: ``disagreement=model``)
 PREDICTION_FILTERS = ("predicted", "confidence")
@@ -61,20 +62,6 @@ def _content(project: Project, row: dict[str, Any]) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _as_seen(row: dict[str, Any], admin: bool, predictions: bool) -> dict[str, Any]:
-    """``row`` as the viewer may see it (module docstring): who said what on an overlapped item
-    (``opinions``) is the admins' (the reviewers see it, blind or not, in the review queue)."""
-    if not admin:
-        row["opinions"] = None
-    if not admin and row["provenance"] not in ANNOTATOR_PROVENANCES:
-        row["provenance"], row["label"] = "model", row["prediction"]
-    if not predictions:
-        row["prediction"] = row["score"] = row["query_prob"] = None
-        if row["provenance"] == "model":
-            row["label"] = None
-    return row
-
-
 @login_required
 @require_GET
 def item_browser(request: AppRequest, pk: int) -> HttpResponse:
@@ -83,7 +70,6 @@ def item_browser(request: AppRequest, pk: int) -> HttpResponse:
     if not sees_items(request.user, project):
         raise PermissionDenied("the item browser is for the project's admins")
     admin = is_project_admin(request.user, project)
-    hidden = () if admin else tuple(p for p in dataset_export.PROVENANCES if p not in ANNOTATOR_PROVENANCES)
     predictions = sees_predictions(request.user, project)
     guessing = [k for k in PREDICTION_FILTERS if request.GET.get(k)]
     if request.GET.get("disagreement") == "model":
@@ -92,19 +78,21 @@ def item_browser(request: AppRequest, pk: int) -> HttpResponse:
         return HttpResponse("this project does not show the model's guesses to annotators: no filter "
                             f"by {guessing[0]}", status=400, content_type="text/plain")
     try:
-        page = browse(project, request.GET.dict(), hidden=hidden)
+        page = browse(project, request.GET.dict(), member=not admin)
     except PastTheEndError as exc:
         return HttpResponse(str(exc), status=404, content_type="text/plain")
     except ValueError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
-    rows = [dict(_as_seen(r, admin, predictions), content=_content(project, r)) for r in page.rows]
+    rows = [dict(r if admin else member_view.as_member_sees(r, predictions), content=_content(project, r))
+            for r in page.rows]
     next_query = request.GET.copy()
     if page.next_after is not None:
         next_query["after"] = str(page.next_after)
     return render(request, "labelling/items.html", {
         "project": project, "rows": rows, "filters": page.filters, "is_admin": admin,
-        "predictions": predictions, "statuses": Item.Status.values, "bands": list(BANDS),
-        "provenances": dataset_export.PROVENANCES if admin else ANNOTATOR_PROVENANCES,
+        "predictions": predictions, "bands": list(BANDS),
+        "statuses": Item.Status.values if admin else member_view.shown(member_view.STATUSES),
+        "provenances": dataset_export.PROVENANCES if admin else member_view.shown(member_view.PROVENANCES),
         "disagreements": DISAGREEMENTS, "first_page": "after" not in request.GET,
         "next_url": (f"{request.path}?{next_query.urlencode()}" if page.next_after is not None else None),
         "here": request.get_full_path(), "export_formats": dataset_export.FORMATS,

@@ -16,7 +16,6 @@ from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpRespo
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from annotator.labelling.engine.queue_counts import waiting_count
 from annotator.labelling.ingest import new_job, refused_item_note
 from annotator.labelling.ingest.upload_file import PART_BYTES
 from annotator.labelling.models import ImportJob, Item, Project
@@ -24,9 +23,11 @@ from annotator.labelling.projects.access import (
     is_project_admin,
     may_review,
     project_for,
+    sees_items,
     visible_projects,
 )
 from annotator.labelling.reporting import export, label_formats
+from annotator.labelling.reporting.dashboard import waiting_for
 from annotator.labelling.worker.send import import_upload
 from learners.uploads import CHECKED_RECORDS, GZIP, formats_for, suffixes_for
 from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST
@@ -41,9 +42,11 @@ from .request import AppRequest, image_type
 @login_required
 @require_GET
 def project_list(request: AppRequest) -> HttpResponse:
-    """My projects with the number of items waiting (and console links for the ones I manage,
-    review links for the ones I review)."""
-    rows = [(p, waiting_count(p), is_project_admin(request.user, p), may_review(request.user, p))
+    """My projects with the number of items waiting as my queue shows it (:func:`.dashboard.waiting_for`;
+    and console links for the ones I manage,
+    review links for the ones I review, item-browser links where I may browse: :func:`.access.sees_items`)."""
+    rows = [(p, waiting_for(p, request.user), is_project_admin(request.user, p), may_review(request.user, p),
+             sees_items(request.user, p))
             for p in visible_projects(request.user)]
     return render(request, "labelling/project_list.html", {"rows": rows})
 

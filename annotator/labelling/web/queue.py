@@ -49,10 +49,10 @@ from annotator.labelling.annotation.actions import (
     undoable_label,
 )
 from annotator.labelling.annotation.look_ahead import HELD_ITEMS, MAX_BURST, lease_ahead, submit_burst
-from annotator.labelling.engine.queue_counts import waiting_count, why_idle
+from annotator.labelling.engine.queue_counts import why_idle
 from annotator.labelling.models import Item, Label, Project
 from annotator.labelling.projects.access import is_project_admin, may_review, project_for
-from annotator.labelling.teams.honeypots import holds_honeypot
+from annotator.labelling.reporting.dashboard import waiting_for
 from annotator.labelling.worker import send
 from learners.uploads.input_rules import parse_json, whole_number
 
@@ -60,8 +60,8 @@ from .request import AppRequest, class_buttons, image_src, item_display, polled_
 
 
 def progress(project: Project, user: Any) -> dict[str, int]:
-    """The progress line: my labels today and in all, and the items waiting (one fewer while the
-    user holds a honeypot, as if it were the waiting item it stands in for: :mod:`.honeypots`).
+    """The progress line: my labels today and in all, and the items waiting (:func:`.dashboard.waiting_for`:
+    one fewer while the user holds a honeypot, as if it were the waiting item it stands in for).
     My labels are my standing opinions, what the dashboard counts as my ``labels``
     (:func:`.dashboard.annotators`): a class I decided in the review queue that no annotator
     gave (an adjudication) is a review decision, not a label of mine."""
@@ -69,8 +69,7 @@ def progress(project: Project, user: Any) -> dict[str, int]:
     mine = Label.objects.filter(project=project, annotator=user, undone_at__isnull=True,
                                 kind=Label.Kind.OPINION).aggregate(
         total=Count("id"), today=Count("id", filter=Q(created__gte=today)))
-    waiting = max(0, waiting_count(project) - holds_honeypot(project, user))
-    return {"today": mine["today"], "total": mine["total"], "waiting": waiting}
+    return {"today": mine["today"], "total": mine["total"], "waiting": waiting_for(project, user)}
 
 
 def _lease(project: Project, user: Any) -> Item | None:
