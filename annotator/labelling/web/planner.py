@@ -15,7 +15,7 @@ from annotator.labelling.engine import jobs
 from annotator.labelling.models import PlannerRun, Project
 from annotator.labelling.projects.access import project_for
 from annotator.labelling.projects.settings_changes import change_settings
-from annotator.labelling.reporting.learner_evidence import learner_rows
+from annotator.labelling.reporting.learner_evidence import learner_rows, no_benchmark_note
 from annotator.labelling.reporting.planner import (
     RANK_METRICS,
     candidate_params,
@@ -91,7 +91,8 @@ def planner(request: AppRequest, pk: int) -> HttpResponse:
     context = {"project": project, "form": form, "items": items, "max_cost": settings.PLANNER_MAX_COST,
                "delta": project.learner_params()["delta"], "tried": tried_settings(project),
                "runs": project.planner_runs.all()[:5], "metric": metric or "", "metrics": RANK_METRICS,
-               "learner_evidence": learner_rows(project.task, project.item_kind, project)}
+               "learner_evidence": learner_rows(project.task, project.item_kind, project),
+               "learner_evidence_note": no_benchmark_note(project.task, project.item_kind)}
     status = 409 if full else 400 if form.errors else 200
     return render(request, "labelling/planner.html", context, status=status)
 
