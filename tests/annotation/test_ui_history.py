@@ -84,3 +84,42 @@ def test_a_long_text_shows_whole_on_demand(live_server, chromium_page):
     page.click("#recent-labels summary")
     assert full.is_visible() and full.inner_text().strip() == long.strip()
     screenshot(page, "pages/queue-history-long-text")
+
+
+#: the narrowest phone the pages are checked at (CSS pixels), below SIZES["phone"]
+SMALL_PHONE = {"width": 375, "height": 740}
+#: how many lines an element's text takes (its height over its line height)
+LINES = "e => Math.round(e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight))"
+
+
+def test_item_numbers_and_the_header_stay_on_one_line_on_a_small_phone(live_server, chromium_page):
+    """At 375 px an item's number in "My last labels" stays whole beside a long text (it broke one
+    digit per line), and the header keeps the title, the user name and "Log out" on one line."""
+    texts = [f"Message {i}: free entry in a weekly competition to win tickets, text WIN now"
+             for i in range(4)]
+    project = text_project(texts, look_ahead=4, params={"delta": 100.0})
+    update_project(project.pk)
+    member(project, "annotator")
+    page = chromium_page
+    log_in(page, live_server.url, "annotator", "pw")
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+    page.wait_for_selector("#queue-item[data-ready='1']")
+    for key in "121":
+        page.keyboard.press(key)
+    wait_for_labels_sent(page)
+    wait_until(page, "() => document.querySelectorAll('#recent-labels li').length === 3")
+    for size in (SMALL_PHONE, {"width": 1280, "height": 800}):
+        page.set_viewport_size(size)
+        numbers = page.locator("#recent-labels .recent-about > span.muted")
+        assert numbers.count() == 3
+        assert [n.evaluate(LINES) for n in numbers.all()] == [1, 1, 1], numbers.all_inner_texts()
+        assert all(t.startswith("#") for t in numbers.all_inner_texts())
+        tops = [page.locator(sel).evaluate("e => e.getBoundingClientRect().top") for sel in
+                ("header > a:first-child", "header .who", "header button")]
+        bottoms = [page.locator(sel).evaluate("e => e.getBoundingClientRect().bottom") for sel in
+                   ("header > a:first-child", "header .who", "header button")]
+        assert max(tops) < min(bottoms), (tops, bottoms)  # one line: every box overlaps the others
+        # the user name is not cut short at 375 px (a longer one would end in an ellipsis)
+        assert page.locator("header .who").evaluate("e => e.scrollWidth <= e.clientWidth")
+        assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+        screenshot(page, f"pages/queue-history-numbers-{size['width']}")

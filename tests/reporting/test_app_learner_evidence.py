@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 
 from annotator.labelling.models import Membership, PlannerRun
 from annotator.labelling.reporting import planner
-from annotator.labelling.reporting.learner_evidence import below_baseline, learner_rows
+from annotator.labelling.reporting.learner_evidence import below_baseline, learner_rows, no_benchmark_note
 from learners.evaluation.learner_evidence import comparable, load
 from tests.support.app import member, text_project
 from tests.support.html import parse
@@ -99,3 +99,46 @@ def test_the_projects_own_planner_figures_replace_the_benchmarks_and_never_recom
     page = client.get(f"/projects/{project.pk}/planner").content
     oasis = _row(page, "planner-learner-evidence", "oasis")
     assert "this project's planner" in oasis.text and "below-baseline" in oasis.attrs["class"]
+
+
+def _vectors_project():
+    from annotator.labelling.projects.creation import create_project
+    return create_project(name="vectors evidence", task="binary", item_kind="vectors", classes=["-1", "+1"],
+                          featurizer_config={"kind": "vectors", "n_features": 8})
+
+
+def test_only_streams_of_the_projects_own_kind_count_as_evidence():
+    """A vectors project is not judged by the SMS and URL streams: no learner is marked from
+    another kind's figures, and the note says that no stream of its kind was measured."""
+    assert {s["kind"] for s in comparable("binary", "text", load())} == {"text"}
+    assert comparable("binary", "vectors", load()) == []
+    assert comparable("binary", "image", load()) == []  # MNIST is a multiclass stream
+    assert {s["kind"] for s in comparable("binary", None, load())} == {"text", "url"}  # the new-project form
+    assert below_baseline("binary", "vectors") == {}
+    rows = learner_rows("binary", "vectors")
+    assert rows and all(row["figures"] == [] and not row["below"] for row in rows)
+    note = no_benchmark_note("binary", "vectors")
+    assert note is not None and "No benchmark stream of vectors items" in note and "text, url" in note
+    assert no_benchmark_note("binary", "text") is None and no_benchmark_note("binary", None) is None
+
+
+def test_console_and_planner_of_a_vectors_project_show_no_other_kinds_figures(client):
+    project = _vectors_project()
+    client.force_login(member(project, "boss", Membership.Role.ADMIN))
+    for page_url, table_id in ((f"/projects/{project.pk}/console", "console-learner-evidence"),
+                               (f"/projects/{project.pk}/planner", "planner-learner-evidence")):
+        response = client.get(page_url)
+        assert response.status_code == 200
+        page = parse(response.content)
+        table = page.find(id=table_id)
+        assert "benchmark stream" not in table.text and "sms" not in table.text and "urls" not in table.text
+        assert "does not beat the majority baseline" not in table.text
+        assert "not measured yet" in _row(response.content, table_id, "oasis").text
+        assert "No benchmark stream of vectors items" in page.find(id=f"{table_id}-note").text
+    select = parse(client.get(f"/projects/{project.pk}/console").content).find("select", id="algorithm")
+    assert not any("does not beat" in o.text for o in select.find_all("option"))
+    # a text project keeps its SMS figures and gets no note
+    text = text_project()
+    client.force_login(member(text, "boss", Membership.Role.ADMIN))
+    page = parse(client.get(f"/projects/{text.pk}/console").content)
+    assert page.find_all(id="console-learner-evidence-note") == []

@@ -175,3 +175,57 @@ def test_a_running_run_lists_the_settings_it_finished_without_the_final_chart(cl
     panel = client.get(f"/projects/{project.pk}/planner/{job.pk}").content.decode()
     assert "1 of 2 setting(s) done" in panel and "delta=0.5: accuracy 0.7500" in panel
     assert "<svg" not in panel and "use this setting" not in panel and "Cancel" in panel
+
+
+def _done_run(project) -> PlannerRun:
+    """A finished run of the project's algorithm at its own delta and at another one."""
+    delta = float(project.learner_params()["delta"])
+    results = [{"algorithm": project.algorithm, "delta": d, "items": 20,
+                "mean": {"accuracy": acc, "query_ratio": q}, "std": {"accuracy": 0.0, "query_ratio": 0.0}}
+               for d, acc, q in ((delta, 0.8, 0.72), (delta * 4, 0.85, 0.9))]
+    return PlannerRun.objects.create(project=project, status="done", runs=2, done=4, total=4,
+                                     candidates=[{"algorithm": r["algorithm"], "delta": r["delta"]}
+                                                 for r in results], results=results)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("budget", [{"budget_ratio": 0.3}, {"budget_per_day": 50}])
+def test_with_a_label_budget_no_planner_setting_runs_and_none_can_be_used(client, budget):
+    """While a budget is on it sets delta: the planner says so with the project's target, marks no
+    replayed setting "running now" and refuses "use this setting" (409, nothing changed)."""
+    from annotator.labelling.projects.settings_changes import change_settings
+    from tests.support.html import parse
+
+    project = digits_project(20)
+    _admin(client, project)
+    job = _done_run(project)
+    before = (project.algorithm, dict(project.params))
+    # without a budget the project's own delta is the setting that runs
+    page = client.get(f"/projects/{project.pk}/planner").content.decode()
+    assert "running now" in parse(page).find(id="planner-tried").text
+    assert parse(page).find_all(id="planner-budget") == []
+    change_settings(project, None, **budget)
+    response = client.get(f"/projects/{project.pk}/planner")
+    html = parse(response.content)
+    note = html.find(id="planner-budget").text
+    target = "30.0% of the items" if "budget_ratio" in budget else "50 labels a day"
+    assert "The label budget is on" in note and target in note and "sets delta" in note
+    assert "delta set by the label budget" in html.find(id="planner-current").text
+    tried = html.find(id="planner-tried")
+    assert "running now" not in tried.text and "use this setting" not in tried.text
+    assert "the label budget sets delta" in tried.text
+    panel = client.get(f"/projects/{project.pk}/planner/{job.pk}").content.decode()
+    assert "running now" not in panel and "use this setting" not in panel
+    assert "the label budget sets delta" in panel
+    changes = ProjectChange.objects.filter(project=project).count()
+    for index in (0, 1):
+        refused = client.post(f"/projects/{project.pk}/planner/{job.pk}/use/{index}")
+        assert refused.status_code == 409 and target in refused.content.decode()
+    project.refresh_from_db()
+    assert (project.algorithm, project.params) == before
+    assert ProjectChange.objects.filter(project=project).count() == changes
+    # the budget off: the setting is usable again
+    change_settings(project, None, budget_ratio=None, budget_per_day=None)
+    assert client.post(f"/projects/{project.pk}/planner/{job.pk}/use/1").status_code == 302
+    project.refresh_from_db()
+    assert project.params["delta"] == job.candidates[1]["delta"]

@@ -27,8 +27,16 @@ from learners.budget import ADVANCE_HORIZON, REPAY_SPAN, BudgetController
 LONG_STREAM = int(ADVANCE_HORIZON * (1 + REPAY_SPAN))
 
 
+def has_budget(project: Project) -> bool:
+    """Whether the project has a label budget (a target ratio or labels per day): while it has
+    one, the budget controller sets the learner's knob (delta) before every decision."""
+    return project.budget_ratio is not None or bool(project.budget_per_day)
+
+
 def target_ratio(project: Project) -> float | None:
     """The project's target query ratio, or None when no budget is set."""
+    if not has_budget(project):
+        return None
     if project.budget_ratio is not None:
         return float(project.budget_ratio)
     if project.budget_per_day:
@@ -78,6 +86,14 @@ def controller(project: Project, state: LearnerState, learner: Learner) -> Budge
     return ctl
 
 
+def rate(project: Project, target: float) -> str:
+    """The budget's rate in words, ``target`` being its :func:`target_ratio`: "30.0% of the items",
+    or for a per-day budget the labels a day and the ratio they make at the last 24 hours' pace."""
+    if project.budget_ratio is not None:
+        return f"{target:.1%} of the items"
+    return f"{project.budget_per_day:,} labels a day, {target:.1%} of the items at the last 24 hours' pace"
+
+
 def promise(project: Project) -> str | None:
     """The budget's promise in the project's own numbers, for the console (None without a budget):
     the target, the expected length (:func:`expected_length`), the labels the plan allows by its
@@ -89,9 +105,7 @@ def promise(project: Project) -> str | None:
     ctl = BudgetController(target, length=n)
     horizon = ctl.fitted_horizon
     repaid = min(n, round(horizon * (1 + REPAY_SPAN)))
-    rate = (f"{target:.1%} of the items" if project.budget_ratio is not None else
-            f"{project.budget_per_day:,} labels a day, {target:.1%} of the items at the last 24 hours' pace")
-    return (f"Label budget: {rate}, counted from the first item. On the {n:,} items this stream is "
-            f"expected to hold, about {target * n:,.0f} labels in all (at most "
+    return (f"Label budget: {rate(project, target)}, counted from the first item. On the {n:,} items "
+            f"this stream is expected to hold, about {target * n:,.0f} labels in all (at most "
             f"{ctl.plan(n) + ctl.fitted_burst:,.0f}); up to {target * horizon:,.0f} of them may be spent "
             f"early, within the first {horizon:,.0f} items, and are paid back by item {repaid:,}.")

@@ -4,8 +4,9 @@ learners are offered (the console, the new-project form, the planner).
 
 The figures, per learner: the project's own planner replays when it has any (the best online
 accuracy of that algorithm over the project's runs, against the replayed items' majority share),
-else the measured online accuracy on the comparable benchmark streams
-(:func:`learners.evaluation.learner_evidence.comparable`, at a 10% budget). The mark is advice:
+else the measured online accuracy on the benchmark streams of the project's task and item kind
+(:func:`learners.evaluation.learner_evidence.comparable`, at a 10% budget; never another kind's:
+a kind without a benchmark stream of its own says so, :func:`no_benchmark_note`). The mark is advice:
 the admin may still choose a marked learner (the console warns); the planner never recommends a
 setting that does not beat the baseline (:func:`.planner.ranked`).
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 import learners
 from annotator.labelling.models import Project
-from learners.evaluation.learner_evidence import BUDGET, comparable, load
+from learners.evaluation.learner_evidence import BUDGET, comparable, load, measured_kinds
 from learners.evaluation.per_class import beats_baseline
 
 from .planner import tried_settings
@@ -42,9 +43,9 @@ def _planner_figures(project: Project) -> dict[str, dict[str, Any]]:
 def learner_rows(task: str, kind: str | None, project: Project | None = None) -> list[dict[str, Any]]:
     """One row per learner of ``task``, in the registry's order: ``name``, ``summary``,
     ``figures`` (each ``where``, ``accuracy``, ``std``, ``baseline`` = the majority class's share,
-    ``beats``; the project's planner figure when it has one, else one per comparable benchmark
-    stream that measured the learner (every stream of the task when ``kind`` is None); empty
-    when nothing is known) and ``below``: some figure does not beat its baseline."""
+    ``beats``; the project's planner figure when it has one, else one per benchmark stream of
+    ``task`` and ``kind`` that measured the learner (every stream of the task when ``kind`` is
+    None); empty when nothing is known) and ``below``: some figure does not beat its baseline."""
     planner = _planner_figures(project) if project is not None else {}
     streams = comparable(task, kind, load())
     rows = []
@@ -70,3 +71,17 @@ def below_baseline(task: str, kind: str | None, project: Project | None = None) 
                                    f"majority baseline's {f['baseline']:.3f}"
                                    for f in row["figures"] if not f["beats"])
             for row in learner_rows(task, kind, project) if row["below"]}
+
+
+def no_benchmark_note(task: str, kind: str | None) -> str | None:
+    """What to tell the admin of a ``task`` / ``kind`` project when no benchmark stream of that
+    task and kind was measured (None when one was, or with ``kind`` None): its learners are known
+    only from this project's own planner replays, not from other kinds' streams."""
+    if kind is None or comparable(task, kind, load()):
+        return None
+    others = measured_kinds(task)
+    measured = (f"the {task} streams measured are of {', '.join(others)} items" if others
+                else f"no {task} stream was measured")
+    return (f"No benchmark stream of {kind} items for a {task} task: {measured}, which say nothing of "
+            f"{kind} items, so no learner is marked from them. Run the delta planner on this project's "
+            f"labels to measure the learners here.")

@@ -10,6 +10,10 @@ prediction on every round, mistakes counted on every round, learning from querie
 giving online accuracy and query ratio (and F1 for binary tasks), macro-F1, balanced accuracy and
 the majority-class baseline (:func:`learners.evaluation.per_class.stream_figures`).
 
+Each candidate is replayed without a label budget, at its own query ratio. While the project has a
+budget, the budget sets delta before every decision (docs/budget.md), so no candidate is what runs
+(:func:`is_current`), and none can be used until the budget is off (:func:`budget_refusal`).
+
 A run's results are ranked by the metric the admin picks (:data:`RANK_METRICS`; by default
 macro-F1 when the classes are imbalanced, accuracy otherwise: :func:`default_metric`), and a
 setting whose figure does not beat the majority-class baseline's is marked (:func:`ranked`).
@@ -25,6 +29,7 @@ from django.conf import settings as django_settings
 
 import learners
 from annotator.labelling.engine import jobs
+from annotator.labelling.engine.label_budget import has_budget, rate, target_ratio
 from annotator.labelling.engine.stored_vectors import decode
 from annotator.labelling.models import Item, Label, PlannerRun, Project
 from learners.evaluation.engine import Setting, Task, run_once, summarise
@@ -163,8 +168,23 @@ def run(run_id: int) -> PlannerRun | None:
 
 
 def is_current(project: Project, algorithm: str, delta: float) -> bool:
-    """Whether ``(algorithm, delta)`` is the setting the project runs now."""
-    return algorithm == project.algorithm and float(delta) == float(project.learner_params()["delta"])
+    """Whether ``(algorithm, delta)`` is the setting the project runs now: never while the project
+    has a label budget (the budget sets delta before every decision, and the candidates were
+    replayed without it)."""
+    return (not has_budget(project) and algorithm == project.algorithm
+            and float(delta) == float(project.learner_params()["delta"]))
+
+
+def budget_refusal(project: Project) -> str | None:
+    """Why no planner setting can be used now (None when one can): the project's label budget
+    sets delta while it is on, and the planner's figures were replayed without it."""
+    target = target_ratio(project)
+    if target is None:
+        return None
+    return (f"The label budget is on ({rate(project, target)}): while it is on, it sets delta before "
+            f"every decision, whatever delta a setting names, and the planner replayed each setting "
+            f"without it, at its own query ratio. A setting can be used once the budget is off "
+            f"(the console's stream settings); the figures show what it would do then.")
 
 
 #: earlier runs listed in the planner's "settings tried" table

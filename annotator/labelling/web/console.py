@@ -37,7 +37,7 @@ from annotator.labelling.projects.settings_changes import (
     record,
 )
 from annotator.labelling.reporting import refit_runs
-from annotator.labelling.reporting.learner_evidence import below_baseline, learner_rows
+from annotator.labelling.reporting.learner_evidence import below_baseline, learner_rows, no_benchmark_note
 from annotator.labelling.reporting.summary import console_summary
 from annotator.labelling.worker import send
 from learners.features import measured_speed
@@ -217,6 +217,7 @@ def _context(request: AppRequest, project: Project) -> dict[str, Any]:
         "featurizer_speed": speed_text(featurizer.name),
         "learner_form": _learner_form(project), "settings_form": StreamSettingsForm(project),
         "learner_evidence": learner_rows(project.task, project.item_kind, project),
+        "learner_evidence_note": no_benchmark_note(project.task, project.item_kind),
         "descriptions_form": (ClassDescriptionsForm(project) if project.item_kind == Project.Kind.TEXT
                               else None),
         "member_form": MemberForm(),

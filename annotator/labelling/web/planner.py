@@ -15,9 +15,10 @@ from annotator.labelling.engine import jobs
 from annotator.labelling.models import PlannerRun, Project
 from annotator.labelling.projects.access import project_for
 from annotator.labelling.projects.settings_changes import change_settings
-from annotator.labelling.reporting.learner_evidence import learner_rows
+from annotator.labelling.reporting.learner_evidence import learner_rows, no_benchmark_note
 from annotator.labelling.reporting.planner import (
     RANK_METRICS,
+    budget_refusal,
     candidate_params,
     cost,
     default_metric,
@@ -25,6 +26,7 @@ from annotator.labelling.reporting.planner import (
     ranked,
     tried_settings,
 )
+from annotator.labelling.reporting.summary import budget_summary
 from annotator.labelling.worker import send
 from learners.evaluation.charts import line_chart
 
@@ -89,9 +91,11 @@ def planner(request: AppRequest, pk: int) -> HttpResponse:
         return redirect("planner", pk=project.pk)
     items, _ = cost(project, 1, 1)
     context = {"project": project, "form": form, "items": items, "max_cost": settings.PLANNER_MAX_COST,
-               "delta": project.learner_params()["delta"], "tried": tried_settings(project),
+               "delta": project.learner_params()["delta"], "budget": budget_summary(project),
+               "budget_refusal": budget_refusal(project), "tried": tried_settings(project),
                "runs": project.planner_runs.all()[:5], "metric": metric or "", "metrics": RANK_METRICS,
-               "learner_evidence": learner_rows(project.task, project.item_kind, project)}
+               "learner_evidence": learner_rows(project.task, project.item_kind, project),
+               "learner_evidence_note": no_benchmark_note(project.task, project.item_kind)}
     status = 409 if full else 400 if form.errors else 200
     return render(request, "labelling/planner.html", context, status=status)
 
@@ -127,6 +131,7 @@ def planner_run(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
     done = bool(job.results) and job.status == PlannerRun.Status.DONE
     return render(request, "labelling/_planner_run.html",
                   {"project": project, "job": job, "current": _current_index(project, job),
+                   "budget_refusal": budget_refusal(project),
                    "replaying": replaying(job), "metric": asked or "", "rank_metric": metric,
                    "rank_label": RANK_METRICS[metric], "ranked": ranked(job.results or [], metric),
                    "chart": chart(job, metric) if done else ""})
@@ -154,7 +159,8 @@ def planner_cancel(request: AppRequest, pk: int, run_pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def planner_use(request: AppRequest, pk: int, run_pk: int, index: int) -> HttpResponse:
-    """Make a candidate the project's algorithm and delta (recorded in the history)."""
+    """Make a candidate the project's algorithm and delta (recorded in the history); 409 saying
+    why, nothing changed, while the project has a label budget (:func:`.planner.budget_refusal`)."""
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(PlannerRun, pk=run_pk, project=project, status=PlannerRun.Status.DONE)
     if not 0 <= index < len(job.candidates):
@@ -162,6 +168,9 @@ def planner_use(request: AppRequest, pk: int, run_pk: int, index: int) -> HttpRe
     cand = job.candidates[index]
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=project.pk)
+        refusal = budget_refusal(project)  # read under the lock: a budget set meanwhile counts
+        if refusal is not None:
+            return HttpResponse(refusal, status=409, content_type="text/plain")
         params = candidate_params(project, cand["algorithm"], cand["delta"])
         changed = change_settings(project, request.user, algorithm=cand["algorithm"], params=params)
         send.items_changed(project.pk)
