@@ -378,7 +378,9 @@ class NewProjectForm(AppForm):
         attrs={"size": 60, "placeholder": shown_options("text"),
                # static/labelling/new_project.js shows the chosen item type's default options here
                "data-placeholders": json.dumps({k: shown_options(k) for k in KINDS})}),
-        help_text="optional JSON object; blank = the featurizer's defaults (listed below)")
+        help_text="optional JSON object; blank = the featurizer's defaults (listed below). Vectors items: "
+                  "{\"n_features\": N} sets their dimension, N the largest feature index of your files "
+                  "(fixed once the project exists; docs/uploads.md)")
     class_descriptions = descriptions_field()
 
     def __init__(self, data: Any = None, *, speed: Any = str) -> None:

@@ -118,7 +118,9 @@ def upload_help(project: Project) -> dict[str, Any]:
     else:
         numeric = all(isinstance(c, int | float) for c in (first, second))
         a, b = (first, second) if numeric else ("-1", "+1")  # two classes: -1 / +1, in class order
-        out.update(first_index=FIRST_INDEX, numeric=numeric,
+        n_features = project.featurizer().n_features
+        out.update(first_index=FIRST_INDEX, numeric=numeric, n_features=n_features,
+                   last_index=n_features - 1 + FIRST_INDEX,
                    libsvm=f"{a} {FIRST_INDEX}:0.5 7:1.25\n{b} 3:2.0 12:-1\n")
     return out
 
