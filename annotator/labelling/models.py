@@ -522,6 +522,8 @@ class ImportJob(BackgroundJob, models.Model):
     finishes (in the database so that a worker on another host can read it, in parts so that
     neither side holds it whole); they are deleted afterwards. ``done`` counts the items
     stored so far: an import is written in chunks, each committed with its count.
+    ``known`` and ``ignored_columns`` are what the first pass over the file found
+    (:func:`..ingest.survey`), shown on the import's page (:func:`..ingest.import_notes`).
     """
 
     class Status(models.TextChoices):
@@ -539,6 +541,11 @@ class ImportJob(BackgroundJob, models.Model):
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True, default="")
+    known = models.PositiveIntegerField(null=True, blank=True, help_text="items that came with a class (a "
+                                        "known class or labels given elsewhere); None: not counted yet")
+    ignored_columns = models.JSONField(default=list, blank=True, help_text="the file's columns (or JSON "
+                                       "keys) no rule reads, in file order; one more than the shown "
+                                       "maximum means there were more")
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
     #: runs of this job so far (:func:`.jobs.claim`); the last beat of the running one, or when

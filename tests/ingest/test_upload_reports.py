@@ -1,16 +1,19 @@
 """What an upload is checked against and what its import tells the admin (docs/uploads.md):
-the dimension of a vectors project, through the upload page."""
+the dimension of a vectors project, the columns an import ignored and the items that came with a
+class, through the upload and import pages."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.labelling.ingest import IngestError, parse_upload
+from annotator.labelling.ingest import IngestError, fanout, import_notes, parse_upload, run_job, survey
 from annotator.labelling.models import ImportJob, Item, Membership, Project
 from annotator.labelling.projects.creation import create_project
-from tests.support.app import member
+from tests.support.app import member, text_project
 from tests.support.html import parse
 
 pytestmark = pytest.mark.django_db
@@ -71,3 +74,79 @@ def test_the_upload_page_states_the_dimension_and_the_new_project_form_where_to_
     get_user_model().objects.filter(username="boss").update(is_staff=True)
     form = parse(client.get("/projects/new").content)
     assert '{"n_features": N} sets their dimension' in form.text
+
+
+# ------------------------------------------------------ the columns an import ignored, the classes
+def upload_and_import(client, project: Project, name: str, data: bytes) -> tuple[ImportJob, list[str]]:
+    """Upload ``data`` through the form, import it as the worker would, and read the notes on the
+    import's page."""
+    response = client.post(f"/projects/{project.pk}/upload", {"file": SimpleUploadedFile(name, data)})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    job = run_job(ImportJob.objects.filter(project=project).latest("created").pk)
+    assert job is not None and job.status == "done", job and job.error
+    page = parse(client.get(response["Location"]).content)
+    notes = page.find(id="import-notes")
+    return job, [li.text for li in notes.find_all("li")] if notes else []
+
+
+def test_a_csv_whose_class_column_has_another_name_says_it_was_ignored_and_no_class_came(client):
+    project = text_project()
+    admin_client(client, project)
+    job, notes = upload_and_import(client, project, "no_label_col.csv",
+                                   b"text,category\nhello,ham\nwin prize,spam\n")
+    assert (job.known, job.ignored_columns) == (0, ["category"])
+    assert notes[0] == ("Ignored columns: 'category'. A text project reads only 'text' and, for the known "
+                        "class, 'label' or 'gold'.")
+    assert notes[1].startswith("0 of 2 items came with a known class. A class is read from a column "
+                               "named 'label' or 'gold': this file has none")
+    assert not Item.objects.filter(project=project, gold__isnull=False).exists()
+
+
+def test_a_csv_without_a_label_column_says_no_item_came_with_a_class(client):
+    project = text_project()
+    admin_client(client, project)
+    job, notes = upload_and_import(client, project, "plain.csv", b"text\nhello\nwin prize\n")
+    assert job.ignored_columns == [] and len(notes) == 1
+    assert notes[0].startswith("0 of 2 items came with a known class.")
+
+
+def test_known_classes_are_counted_and_each_ignored_key_named_once_in_file_order(client):
+    project = text_project(item_kind="url", featurizer_config=None)
+    admin_client(client, project)
+    data = (b'{"url": "https://a.example/", "text": "a", "label": "ham", "id": 1}\n'
+            b'{"URL": "https://b.example/", "Source": "crawl", "id": 2}\n'
+            b'{"url": "https://c.example/", "gold": "spam", "source": "crawl"}\n')
+    job, notes = upload_and_import(client, project, "u.jsonl", data)
+    assert (job.total, job.known, job.ignored_columns) == (3, 2, ["text", "id", "source"])
+    assert notes == ["Ignored columns: 'text', 'id', 'source'. A url project reads only 'url' or 'text' and, "
+                     "for the known class, 'label' or 'gold'.", "2 of 3 items came with a known class."]
+
+
+def test_a_parquet_upload_names_its_ignored_columns_through_the_fanned_out_import(client):
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    project = text_project()
+    admin_client(client, project)
+    out = io.BytesIO()
+    pq.write_table(pa.table({"Text": ["a", "b"], "Label": ["ham", None], "lang": ["en", "fr"]}), out)
+    response = client.post(f"/projects/{project.pk}/upload",
+                           {"file": SimpleUploadedFile("x.parquet", out.getvalue())})
+    assert response.status_code == 302
+    job = fanout.stage(ImportJob.objects.get(project=project).pk, lambda job_id, indexes: None)
+    assert job is not None and (job.total, job.known, job.ignored_columns) == (2, 1, ["lang"])
+
+
+def test_ignored_keys_are_capped_and_stored_as_text():
+    project = text_project()
+    lines = [json.dumps({"text": f"t{i}", f"k{i}": 1}) for i in range(40)]
+    lines.append(json.dumps({"text": "nul", "a\u0000b": 1, "x" * 500: 2}))
+    counted = survey(parse_upload(project, "m.jsonl", "\n".join(lines).encode()))
+    assert counted["ignored_columns"][:2] == ["k0", "k1"] and len(counted["ignored_columns"]) == 21
+    counted = survey(parse_upload(project, "m.jsonl", lines[-1].encode()))
+    assert counted["ignored_columns"] == ["a\\x00b", "x" * 59 + "\u2026"]
+    job = ImportJob(filename="m.jsonl", total=41, known=0, ignored_columns=[f"k{i}" for i in range(21)])
+    assert import_notes(job, "text")[0].startswith("Ignored columns: 'k0', ")
+    assert "'k19' and others." in import_notes(job, "text")[0]

@@ -33,16 +33,19 @@ from learners.uploads import (
     Record,
     featurize_chunks,
     featurize_part,
+    format_suffix,
     iter_upload,
     parse_upload,
     record_chunks,
 )
+from learners.uploads.columns import CONTENT_COLUMNS, GOLD_KEYS
+from learners.uploads.input_rules import text_problem
 
 from .opinions import store_opinions
 from .upload_file import drop_upload, open_upload, store_upload
 
-__all__ = ["IngestError", "Record", "import_ids", "import_records", "insert_items", "new_job", "parse_upload",
-           "run_job"]
+__all__ = ["IngestError", "Record", "import_ids", "import_notes", "import_records", "insert_items", "new_job",
+           "parse_upload", "run_job", "survey"]
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +169,65 @@ def _records(project: Project, job: ImportJob) -> Iterator[Record]:
         yield from iter_upload(project, job.filename, fh)
 
 
+#: most ignored column names an import records (a JSONL file may name new keys on every line)
+MAX_IGNORED_NAMES = 20
+#: longest column name recorded (a longer one is cut, ending in an ellipsis)
+MAX_NAME_CHARS = 60
+#: the formats whose known class comes from a column (:mod:`learners.uploads.columns`)
+COLUMN_FORMATS = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet")
+
+
+def _shown_name(name: str) -> str:
+    """A column name as recorded: escaped when it cannot be stored as text, at most
+    :data:`MAX_NAME_CHARS` long."""
+    if text_problem(name):
+        name = ascii(name)[1:-1]
+    return name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS - 1] + "\u2026"
+
+
+def survey(records: Iterable[Record]) -> dict[str, Any]:
+    """The first pass over an import's records, as the :class:`..models.ImportJob` fields it sets:
+    ``total`` (records), ``known`` (those that came with a class: a known class or labels given
+    elsewhere) and ``ignored_columns`` (the columns or keys no rule read, in order of first
+    appearance, at most :data:`MAX_IGNORED_NAMES` and one more when there were more)."""
+    total = known = 0
+    ignored: dict[str, None] = {}  # an ordered set
+    last: tuple[str, ...] = ()
+    for record in records:
+        total += 1
+        if record.gold is not None or record.opinions:
+            known += 1
+        if record.ignored and record.ignored is not last:  # a CSV's rows share one tuple
+            last = record.ignored
+            for name in record.ignored:
+                if len(ignored) > MAX_IGNORED_NAMES:
+                    break
+                ignored.setdefault(_shown_name(name))
+    return {"total": total, "known": known, "ignored_columns": list(ignored)}
+
+
+def import_notes(job: ImportJob, kind: str) -> list[str]:
+    """What the import's page tells of the file of ``job`` (a project of item ``kind``) once its
+    first pass counted it: the columns its import ignored and the items that came with a class
+    (docs/uploads.md). Empty before that."""
+    if job.known is None or not job.total:
+        return []
+    notes = []
+    if job.ignored_columns:
+        names = ", ".join(repr(n) for n in job.ignored_columns[:MAX_IGNORED_NAMES])
+        more = " and others" if len(job.ignored_columns) > MAX_IGNORED_NAMES else ""
+        content = " or ".join(repr(c) for c in CONTENT_COLUMNS.get(kind, ()))
+        notes.append(f"Ignored columns: {names}{more}. A {kind} project reads only {content} and, for the "
+                     f"known class, {' or '.join(repr(k) for k in GOLD_KEYS)}.")
+    known = f"{job.known} of {job.total} items came with a known class."
+    if not job.known and format_suffix(job.filename) in COLUMN_FORMATS:
+        gold = " or ".join(repr(k) for k in GOLD_KEYS)
+        known += (f" A class is read from a column named {gold}: this file has none, or only empty "
+                  "cells. Every item waits for a person or the model.")
+    notes.append(known)
+    return notes
+
+
 def _kept(message: str, stored: int) -> str:
     """A failure message that says which items of the file are kept (stored before the failure)."""
     if not stored:
@@ -195,7 +257,7 @@ def run_job(job_id: int, on_chunk: Callable[[], None] | None = None) -> ImportJo
     """Import an :class:`ImportJob`'s stored file, recording progress and the outcome.
 
     Two passes over the file as a stream (memory flat in its size): the first parses
-    and validates every record and counts them (``total``), storing nothing, so a malformed
+    and validates every record and counts them (:func:`survey`), storing nothing, so a malformed
     file is refused whole; the second featurizes and stores the records in chunks
     (:func:`learners.uploads.record_chunks`), each chunk committed with ``done``, its running
     count, and followed by ``on_chunk()`` (the task layer asks for the new items to be decided).
@@ -213,10 +275,11 @@ def run_job(job_id: int, on_chunk: Callable[[], None] | None = None) -> ImportJo
         return None
     project = job.project
     try:
-        total = sum(1 for _ in _records(project, job))
+        counted = survey(_records(project, job))
+        total = counted["total"]
         if not total:
             raise IngestError("nothing to import")
-        if jobs.beat(job, total=total) and _import_chunks(job, project, on_chunk):
+        if jobs.beat(job, **counted) and _import_chunks(job, project, on_chunk):
             with jobs.finishing(job) as held:
                 if held:
                     _close(job, ImportJob.Status.DONE, total=total)

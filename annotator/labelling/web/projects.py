@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from annotator.labelling.engine.queue_counts import waiting_count
-from annotator.labelling.ingest import new_job
+from annotator.labelling.ingest import import_notes, new_job
 from annotator.labelling.ingest.upload_file import PART_BYTES
 from annotator.labelling.models import ImportJob, Item, Project
 from annotator.labelling.projects.access import (
@@ -29,10 +29,10 @@ from annotator.labelling.projects.access import (
 from annotator.labelling.reporting import export, label_formats
 from annotator.labelling.worker.send import import_upload
 from learners.uploads import CHECKED_RECORDS, GZIP, formats_for, suffixes_for
+from learners.uploads.columns import CONTENT_COLUMNS, GOLD_KEYS
 from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST
-from learners.uploads.parquet import CONTENT_COLUMNS
 from learners.uploads.svmlight import FIRST_INDEX
-from learners.uploads.tabular import GOLD_KEYS, content_keys
+from learners.uploads.tabular import content_keys
 
 from .forms import UploadForm
 from .request import AppRequest, image_type
@@ -130,7 +130,8 @@ def upload_help(project: Project) -> dict[str, Any]:
 def import_job(request: AppRequest, pk: int, job_pk: int) -> HttpResponse:
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(ImportJob, pk=job_pk, project=project)
-    return render(request, "labelling/import_job.html", {"project": project, "job": job})
+    return render(request, "labelling/import_job.html",
+                  {"project": project, "job": job, "notes": import_notes(job, project.item_kind)})
 
 
 @login_required

@@ -9,7 +9,7 @@ from typing import Any, BinaryIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotator.labelling.ingest import new_job, run_job
+from annotator.labelling.ingest import import_notes, new_job, run_job
 from annotator.labelling.ingest.upload_file import PART_BYTES
 from annotator.labelling.management.arguments import project_arg
 from annotator.labelling.models import ImportJob
@@ -45,3 +45,5 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: {done.error if done is not None and done.error else status}")
         send.items_changed(project.pk)
         self.stdout.write(f"imported {done.done} items into {project.name!r} (import job {done.pk})")
+        for note in import_notes(done, project.item_kind):
+            self.stdout.write(note)
