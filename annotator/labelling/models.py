@@ -524,6 +524,9 @@ class ImportJob(BackgroundJob, models.Model):
     stored so far: an import is written in chunks, each committed with its count.
     ``known`` and ``ignored_columns`` are what the first pass over the file found
     (:func:`..ingest.survey`), shown on the import's page (:func:`..ingest.import_notes`).
+    ``sha256``: the digest of the file's bytes, by which an upload of the same file while an
+    earlier import of it runs or has just finished is refused unless confirmed
+    (:func:`..ingest.new_job`, docs/uploads.md).
     """
 
     class Status(models.TextChoices):
@@ -546,6 +549,7 @@ class ImportJob(BackgroundJob, models.Model):
     ignored_columns = models.JSONField(default=list, blank=True, help_text="the file's columns (or JSON "
                                        "keys) no rule reads, in file order; one more than the shown "
                                        "maximum means there were more")
+    sha256 = models.CharField(max_length=64, blank=True, default="", help_text="hex digest of the file")
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
     #: runs of this job so far (:func:`.jobs.claim`); the last beat of the running one, or when
@@ -555,6 +559,7 @@ class ImportJob(BackgroundJob, models.Model):
 
     class Meta:
         ordering = ["-created"]
+        indexes = [models.Index(fields=["project", "sha256"], name="import_same_file")]
 
     def __str__(self) -> str:
         return f"import {self.filename} ({self.status})"

@@ -1,18 +1,38 @@
 """What an upload is checked against and what its import tells the admin (docs/uploads.md):
 the dimension of a vectors project, the columns an import ignored and the items that came with a
-class, through the upload and import pages."""
+class, the same file uploaded twice (two tabs at once included), through the upload and import
+pages."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import threading
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
 
-from annotator.labelling.ingest import IngestError, fanout, import_notes, parse_upload, run_job, survey
-from annotator.labelling.models import ImportJob, Item, Membership, Project
+from annotator.labelling.ingest import (
+    REPEAT_WINDOW,
+    IngestError,
+    RepeatedUploadError,
+    fanout,
+    import_notes,
+    new_job,
+    parse_upload,
+    run_job,
+    survey,
+)
+from annotator.labelling.models import ImportJob, Item, Membership, Project, UploadPart
 from annotator.labelling.projects.creation import create_project
+from annotator.labelling.web import forms
 from tests.support.app import member, text_project
 from tests.support.html import parse
 
@@ -150,3 +170,117 @@ def test_ignored_keys_are_capped_and_stored_as_text():
     job = ImportJob(filename="m.jsonl", total=41, known=0, ignored_columns=[f"k{i}" for i in range(21)])
     assert import_notes(job, "text")[0].startswith("Ignored columns: 'k0', ")
     assert "'k19' and others." in import_notes(job, "text")[0]
+
+
+# ------------------------------------------------------------------ the same file uploaded again
+DUP = b"text,label\nfirst dup test message,ham\nsecond dup test win cash,spam\n"
+
+
+def post(client, project: Project, data: bytes = DUP, name: str = "dup3.csv", **fields: str):
+    return client.post(f"/projects/{project.pk}/upload", {"file": SimpleUploadedFile(name, data), **fields})
+
+
+def test_the_same_file_while_its_import_waits_is_refused_with_409_then_imported_if_confirmed(client):
+    project = text_project()
+    admin_client(client, project)
+    assert "again" not in client.get(f"/projects/{project.pk}/upload").content.decode()  # no box at first
+    assert post(client, project).status_code == 302
+    first = ImportJob.objects.get(project=project)
+    parts = UploadPart.objects.count()
+    response = post(client, project)
+    assert response.status_code == 409
+    page = parse(response.content)
+    error = page.find(id="field-file").text
+    assert (f"dup3.csv: the same file (the same bytes) is still being imported (0 items stored so far): "
+            f"import {first.pk}, 'dup3.csv'. Its items would be stored twice; to import it again anyway, "
+            "tick 'import again' and upload it once more.") in error
+    assert page.find("input", id="again").attrs["type"] == "checkbox"
+    assert page.find(id="repeat-of").find("a").attrs["href"] == f"/projects/{project.pk}/imports/{first.pk}/"
+    assert ImportJob.objects.count() == 1 and UploadPart.objects.count() == parts  # nothing stored
+    assert post(client, project, again="on").status_code == 302
+    assert ImportJob.objects.filter(project=project).count() == 2
+
+
+def test_a_finished_import_refuses_its_file_for_the_window_only():
+    project = text_project()
+    job = run_job(new_job(project, "dup3.csv", [DUP]).pk)
+    assert job is not None and (job.status, job.done) == ("done", 2)
+    with pytest.raises(RepeatedUploadError, match=r"was imported 1 min ago \(done, 2 items stored\)"):
+        new_job(project, "renamed.csv", [DUP[:10], DUP[10:]])  # the bytes count, not the name or the parts
+    assert ImportJob.objects.count() == 1
+    ImportJob.objects.filter(pk=job.pk).update(finished=timezone.now() - REPEAT_WINDOW - timedelta(seconds=1))
+    assert new_job(project, "dup3.csv", [DUP]).sha256 == hashlib.sha256(DUP).hexdigest()
+
+
+def test_another_file_another_project_or_an_import_that_stored_nothing_do_not_refuse():
+    project = text_project()
+    new_job(project, "dup3.csv", [DUP])
+    new_job(project, "other.csv", [DUP + b"third,ham\n"])
+    new_job(text_project(), "dup3.csv", [DUP])
+    failed = run_job(new_job(project, "bad.csv", [b"text,label\nok,eggs\n"]).pk)
+    assert failed is not None and failed.status == "failed"
+    new_job(project, "bad.csv", [b"text,label\nok,eggs\n"])
+    cancelled = new_job(project, "c.csv", [b"text\nc\n"])
+    ImportJob.objects.filter(pk=cancelled.pk).update(status="cancelled")
+    new_job(project, "c.csv", [b"text\nc\n"])
+    assert ImportJob.objects.count() == 7
+
+
+def test_import_items_refuses_a_repeated_file_unless_again(tmp_path):
+    project = text_project()
+    path = tmp_path / "dup3.csv"
+    path.write_bytes(DUP)
+    call_command("import_items", str(project.pk), str(path), stdout=io.StringIO())
+    with pytest.raises(CommandError, match=r"was imported 1 min ago.*pass --again"):
+        call_command("import_items", str(project.pk), str(path), stdout=io.StringIO())
+    call_command("import_items", str(project.pk), str(path), "--again", stdout=io.StringIO())
+    assert Item.objects.filter(project=project).count() == 4
+
+
+def test_two_tabs_submitting_one_file_at_once_make_exactly_one_import(transactional_db, monkeypatch):
+    """Both requests pass the form's checks before either stores its file (a barrier holds the
+    first at the end of its checks until the second got there): one import, one 409."""
+    two_tabs_at_once(monkeypatch)
+
+
+@pytest.mark.services
+def test_two_tabs_at_once_on_postgresql(services, transactional_db, monkeypatch):
+    """The same on PostgreSQL, where the uploads' transactions really overlap (SQLite's IMMEDIATE
+    transactions run one after the other): the project row's lock decides, without a deadlock."""
+    two_tabs_at_once(monkeypatch)
+
+
+def two_tabs_at_once(monkeypatch) -> None:
+    project = text_project()
+    boss = member(project, "boss", Membership.Role.ADMIN)
+    barrier = threading.Barrier(2, timeout=30)
+    checked = forms.check_start
+
+    def check_then_wait(*args, **kwargs):
+        count = checked(*args, **kwargs)
+        barrier.wait()
+        return count
+
+    monkeypatch.setattr(forms, "check_start", check_then_wait)
+    statuses: list[int] = []
+    errors: list[BaseException] = []
+
+    def tab() -> None:
+        try:
+            tab_client = Client()
+            tab_client.force_login(boss)
+            statuses.append(post(tab_client, project).status_code)
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=tab) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sorted(statuses) == [302, 409]
+    job = ImportJob.objects.get(project=project)
+    assert UploadPart.objects.filter(job=job).count() == UploadPart.objects.count() == 1

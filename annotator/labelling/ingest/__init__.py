@@ -12,14 +12,16 @@ which picks the parser from the file name.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import timedelta
 from itertools import islice
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotator.labelling.engine import jobs
@@ -44,8 +46,8 @@ from learners.uploads.input_rules import text_problem
 from .opinions import store_opinions
 from .upload_file import drop_upload, open_upload, store_upload
 
-__all__ = ["IngestError", "Record", "import_ids", "import_notes", "import_records", "insert_items", "new_job",
-           "parse_upload", "run_job", "survey"]
+__all__ = ["IngestError", "Record", "RepeatedUploadError", "import_ids", "import_notes", "import_records",
+           "insert_items", "new_job", "parse_upload", "repeated_import", "run_job", "survey"]
 
 log = logging.getLogger(__name__)
 
@@ -146,12 +148,70 @@ def insert_items(project: Project, records: Sequence[Record],
         return ids
 
 
-def new_job(project: Project, filename: str, chunks: Iterable[bytes], user: Any = None) -> ImportJob:
+#: an upload of the same bytes as an import of the project that is waiting, running, or finished
+#: (having stored items) less than this long ago is refused unless confirmed (docs/uploads.md)
+REPEAT_WINDOW = timedelta(minutes=10)
+
+
+class RepeatedUploadError(Exception):
+    """The file of an upload is the file of a recent import of the project (:func:`new_job`);
+    ``earlier`` is that import, the message names it (the caller says how to import it anyway)."""
+
+    def __init__(self, earlier: ImportJob) -> None:
+        self.earlier = earlier
+        if earlier.status in (ImportJob.Status.WAITING, ImportJob.Status.RUNNING):
+            when = f"is still being imported ({earlier.done} items stored so far)"
+        else:
+            ago = timezone.now() - (earlier.finished or earlier.created)
+            minutes = max(1, round(ago.total_seconds() / 60))
+            when = f"was imported {minutes} min ago ({earlier.status}, {earlier.done} items stored)"
+        super().__init__(f"the same file (the same bytes) {when}: import {earlier.pk}, "
+                         f"{earlier.filename!r}. Its items would be stored twice")
+
+
+def repeated_import(job: ImportJob) -> ImportJob | None:
+    """The newest other import of ``job``'s project with the same file (``sha256``) that is
+    waiting or running, or finished less than :data:`REPEAT_WINDOW` ago having stored items;
+    None when there is none. A cancelled import, or a failed one that stored nothing, is none."""
+    recent = timezone.now() - REPEAT_WINDOW
+    active = Q(status__in=(ImportJob.Status.WAITING, ImportJob.Status.RUNNING))
+    return (ImportJob.objects.filter(project_id=job.project_id, sha256=job.sha256).exclude(pk=job.pk)
+            .filter(active | Q(finished__gte=recent, done__gt=0)).exclude(status=ImportJob.Status.CANCELLED)
+            .order_by("-created").first())
+
+
+def new_job(project: Project, filename: str, chunks: Iterable[bytes], user: Any = None, *,
+            again: bool = False) -> ImportJob:
     """A waiting import of the file ``filename`` whose content ``chunks`` gives (stored in parts,
-    :func:`.upload_file.store_upload`), in one transaction; the caller sends it to a worker."""
+    :func:`.upload_file.store_upload`, with its SHA-256), in one transaction; the caller sends it
+    to a worker.
+
+    Unless ``again``, :class:`RepeatedUploadError` (nothing stored) when the project has a
+    :func:`repeated_import` of the same bytes. Decided once the file is stored, under the project
+    row's lock, so of two uploads of one file at once (two tabs) the second to take the lock sees
+    the first committed and is refused: exactly one import, whatever the timing.
+    """
+    digest = hashlib.sha256()
+
+    def hashed() -> Iterator[bytes]:
+        for chunk in chunks:
+            digest.update(chunk)
+            yield chunk
+
     with transaction.atomic():
         job = ImportJob.objects.create(project=project, created_by=user, filename=filename)
-        store_upload(job, chunks)
+        store_upload(job, hashed())
+        job.sha256 = digest.hexdigest()
+        ImportJob.objects.filter(pk=job.pk).update(sha256=job.sha256)
+        # every upload takes the lock, a confirmed one too, so that an unconfirmed upload running
+        # beside it sees it once it commits. NO KEY UPDATE: creating the job took a KEY SHARE lock
+        # on the project row (its foreign key), which a plain FOR UPDATE would wait for in
+        # another upload doing the same: a deadlock. (SQLite: the IMMEDIATE transaction
+        # serializes the whole upload.)
+        Project.objects.select_for_update(no_key=True).filter(pk=project.pk).first()
+        earlier = None if again else repeated_import(job)
+        if earlier is not None:
+            raise RepeatedUploadError(earlier)
     return job
 
 

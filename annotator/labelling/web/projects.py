@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from annotator.labelling.engine.queue_counts import waiting_count
-from annotator.labelling.ingest import import_notes, new_job
+from annotator.labelling.ingest import RepeatedUploadError, import_notes, new_job
 from annotator.labelling.ingest.upload_file import PART_BYTES
 from annotator.labelling.models import ImportJob, Item, Project
 from annotator.labelling.projects.access import (
@@ -63,7 +63,9 @@ def item_image(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
 
 @login_required
 def upload(request: AppRequest, pk: int) -> HttpResponse:
-    """Project admins upload a file; a worker imports it (the page shows the job's progress)."""
+    """Project admins upload a file; a worker imports it (the page shows the job's progress).
+    409, nothing stored, when the same file was imported recently and "import again" is not ticked
+    (:func:`..ingest.new_job`): the form names the earlier import and shows the box."""
     project = project_for(request.user, pk, admin=True)
     form = (UploadForm(request.POST, request.FILES, project=project) if request.method == "POST"
             else UploadForm(project=project))
@@ -76,16 +78,27 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
                                      f"file is checked first; one bad row rejects it and names the line, "
                                      f"and nothing is stored. An image that cannot be decoded stops the "
                                      f"import there; the items before it are kept.")
+    repeat_of = None
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
-        with transaction.atomic():  # read by parts: never held whole
-            job = new_job(project, Path(f.name).name, f.chunks(PART_BYTES), request.user)
-            import_upload(job.pk)
-        messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")
-        return redirect("import-job", pk=project.pk, job_pk=job.pk)
+        try:
+            with transaction.atomic():  # read by parts: never held whole
+                job = new_job(project, Path(f.name).name, f.chunks(PART_BYTES), request.user,
+                              again=form.cleaned_data["again"])
+                import_upload(job.pk)
+        except RepeatedUploadError as exc:
+            form.add_error("file", f"{Path(f.name).name}: {exc}; to import it again anyway, tick "
+                                   "'import again' and upload it once more.")
+            repeat_of = exc.earlier
+        else:
+            messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")
+            return redirect("import-job", pk=project.pk, job_pk=job.pk)
+    if repeat_of is None:  # the "import again" box: only once a repeated upload was refused
+        form.fields.pop("again")
     context = {"project": project, "form": form, "formats": formats_for(project.item_kind), "help": help_,
-               "jobs": project.imports.all()[:10]}
-    return render(request, "labelling/upload.html", context, status=400 if form.errors else 200)
+               "jobs": project.imports.all()[:10], "repeat_of": repeat_of}
+    status = 409 if repeat_of is not None else 400 if form.errors else 200
+    return render(request, "labelling/upload.html", context, status=status)
 
 
 def upload_help(project: Project) -> dict[str, Any]:
