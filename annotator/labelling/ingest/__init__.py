@@ -162,9 +162,9 @@ class RepeatedUploadError(Exception):
         if earlier.status in (ImportJob.Status.WAITING, ImportJob.Status.RUNNING):
             when = f"is still being imported ({earlier.done} items stored so far)"
         else:
-            ago = timezone.now() - (earlier.finished or earlier.created)
-            minutes = max(1, round(ago.total_seconds() / 60))
-            when = f"was imported {minutes} min ago ({earlier.status}, {earlier.done} items stored)"
+            minutes = int((timezone.now() - (earlier.finished or earlier.created)).total_seconds() // 60)
+            ago = f"{minutes} min ago" if minutes else "less than a minute ago"
+            when = f"was imported {ago} ({earlier.status}, {earlier.done} items stored)"
         super().__init__(f"the same file (the same bytes) {when}: import {earlier.pk}, "
                          f"{earlier.filename!r}. Its items would be stored twice")
 
