@@ -47,7 +47,7 @@ def beyond_dimension(number: int, index: int, n_features: int) -> str:
             f"(LIBSVM indices {FIRST_INDEX} to {last}). A project's dimension is its featurizer option "
             f"n_features, fixed when the project is created: to import this file, create a vectors "
             f"project with the featurizer options {{\"n_features\": N}} (new-project page), N at least "
-            f"{needed}: the file's largest feature index")
+            f"{needed} and at least the largest feature index in the file")
 
 
 def _beyond(X: Any, block: Sequence[tuple[int, bytes]], n_features: int | None) -> str | None:
