@@ -522,6 +522,11 @@ class ImportJob(BackgroundJob, models.Model):
     finishes (in the database so that a worker on another host can read it, in parts so that
     neither side holds it whole); they are deleted afterwards. ``done`` counts the items
     stored so far: an import is written in chunks, each committed with its count.
+    ``known`` and ``ignored_columns`` are what the first pass over the file found
+    (:func:`..ingest.survey`), shown on the import's page (:func:`..ingest.import_notes`).
+    ``sha256``: the digest of the file's bytes, by which an upload of the same file while an
+    earlier import of it runs or has just finished is refused unless confirmed
+    (:func:`..ingest.new_job`, docs/uploads.md).
     """
 
     class Status(models.TextChoices):
@@ -539,6 +544,12 @@ class ImportJob(BackgroundJob, models.Model):
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True, default="")
+    known = models.PositiveIntegerField(null=True, blank=True, help_text="items that came with a class (a "
+                                        "known class or labels given elsewhere); None: not counted yet")
+    ignored_columns = models.JSONField(default=list, blank=True, help_text="the file's columns (or JSON "
+                                       "keys) no rule reads, in file order; one more than the shown "
+                                       "maximum means there were more")
+    sha256 = models.CharField(max_length=64, blank=True, default="", help_text="hex digest of the file")
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
     #: runs of this job so far (:func:`.jobs.claim`); the last beat of the running one, or when
@@ -548,6 +559,7 @@ class ImportJob(BackgroundJob, models.Model):
 
     class Meta:
         ordering = ["-created"]
+        indexes = [models.Index(fields=["project", "sha256"], name="import_same_file")]
 
     def __str__(self) -> str:
         return f"import {self.filename} ({self.status})"

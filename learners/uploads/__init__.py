@@ -57,6 +57,7 @@ __all__ = [
     "check_start",
     "featurize_chunks",
     "featurize_part",
+    "format_suffix",
     "formats_for",
     "gold_of",
     "iter_upload",

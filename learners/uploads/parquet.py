@@ -9,8 +9,10 @@ The content column, by the project's item kind:
 * vectors: ``vector``: a list of numbers (a dense row, its non-zero entries kept) or a list of
   ``[index, value]`` pairs (0-based, as the JSON API takes them).
 
-An optional ``label`` (or ``gold``) column gives the known class (null: unknown), as in CSV.
-A file without the content column is refused before anything is read, naming the columns it has.
+An optional ``label`` (or ``gold``) column gives the known class (null: unknown), as in CSV; the
+other columns are ignored and each record names them (:mod:`.columns`, the one definition of
+these rules). A file without the content column is refused before anything is read, naming the
+columns it has.
 
 Memory: only the needed columns are read, :data:`BATCH_ROWS` rows at a time
 (``ParquetFile.iter_batches``), with column chunks read through a buffer of :data:`READ_BUFFER`
@@ -26,15 +28,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from .columns import CONTENT_COLUMNS, Columns, pick
 from .records import IngestError, Record, Target, checked_filename, gold_of, record_text
 
 #: rows decoded at a time
 BATCH_ROWS = 2000
 #: bytes read at a time from a column chunk (pyarrow's ``buffer_size``; 0 would read a chunk whole)
 READ_BUFFER = 1024 * 1024
-CONTENT_COLUMNS = {"text": ("text",), "url": ("url", "text"), "image": ("image",), "vectors": ("vector",)}
-GOLD_COLUMNS = ("label", "gold")
-FILENAME_COLUMN = "filename"
+__all__ = ["BATCH_ROWS", "CONTENT_COLUMNS", "READ_BUFFER", "iter_parquet"]
 
 
 def _open(fh: BinaryIO) -> Any:
@@ -49,19 +50,17 @@ def _open(fh: BinaryIO) -> Any:
         raise IngestError(f"not a readable Parquet file ({exc})") from None
 
 
-def _columns(target: Target, names: list[str]) -> tuple[str, str | None, str | None]:
-    """``(content, gold or None, filename or None)`` column names of the file (by lower-case name)."""
-    lower = {n.lower(): n for n in names}
+def _columns(target: Target, names: list[str]) -> Columns:
+    """The columns of the file that ``target`` reads (:func:`.columns.pick`); IngestError naming
+    the file's columns when it has no content column."""
     wanted = CONTENT_COLUMNS.get(target.item_kind)
     if wanted is None:
         raise IngestError(f"Parquet uploads hold text, URLs, images or vectors, not {target.item_kind} items")
-    content = next((lower[k] for k in wanted if k in lower), None)
-    if content is None:
+    columns = pick(target.item_kind, names)
+    if columns.content is None:
         raise IngestError(f"the Parquet file has no {' or '.join(repr(k) for k in wanted)} column, which "
                           f"a {target.item_kind} project needs (its columns: {names[:12]})")
-    gold = next((lower[k] for k in GOLD_COLUMNS if k in lower), None)
-    filename = lower.get(FILENAME_COLUMN) if target.item_kind == "image" else None
-    return content, gold, filename
+    return columns
 
 
 def _image(value: Any, name: Any, column: str, where: str) -> tuple[bytes, str]:
@@ -95,7 +94,9 @@ def iter_parquet(target: Target, fh: BinaryIO) -> Iterator[Record]:
     import pyarrow as pa
 
     pf = _open(fh)
-    content, gold, filename = _columns(target, list(pf.schema_arrow.names))
+    columns = _columns(target, list(pf.schema_arrow.names))
+    content, gold, filename, ignored = columns.content, columns.gold, columns.filename, columns.ignored
+    assert content is not None  # _columns refuses a file without it
     wanted = [c for c in (content, gold, filename) if c is not None]
     number = 0
     try:
@@ -108,10 +109,12 @@ def iter_parquet(target: Target, fh: BinaryIO) -> Iterator[Record]:
                 where = f"row {number}"
                 if target.item_kind == "image":
                     data, file = _image(value, name, content, where)
-                    yield Record(where, data, gold_of(target, label, where), filename=file)
+                    yield Record(where, data, gold_of(target, label, where), filename=file, ignored=ignored)
                 elif target.item_kind == "vectors":
-                    yield Record(where, _vector(value, content, where), gold_of(target, label, where))
+                    yield Record(where, _vector(value, content, where), gold_of(target, label, where),
+                                 ignored=ignored)
                 else:
-                    yield Record(where, record_text(value, content, where), gold_of(target, label, where))
+                    yield Record(where, record_text(value, content, where), gold_of(target, label, where),
+                                 ignored=ignored)
     except (pa.ArrowException, OSError) as exc:
         raise IngestError(f"row {number + 1}: the Parquet file cannot be read ({exc})") from None

@@ -65,6 +65,8 @@ class Record:
     opinions: labels people already gave the item elsewhere, ``(class value, who)`` pairs
         (a Label Studio export's annotations); the app stores them as labels, the first one
         primary, with ``who`` kept as their provenance.
+    ignored: the columns (or JSON keys) of the item's row that no rule reads
+        (:mod:`.columns`), as the file names them; the import reports them.
     """
 
     where: str
@@ -72,6 +74,7 @@ class Record:
     gold: Any = None
     filename: str = ""
     opinions: tuple[tuple[Any, str], ...] = ()
+    ignored: tuple[str, ...] = ()
 
 
 def gold_of(target: Target, value: Any, where: str) -> Any:

@@ -4,8 +4,10 @@ Parsed by scikit-learn's ``load_svmlight_file``, a block of :data:`BLOCK_LINES` 
 (memory does not grow with the file). The label becomes the known class when it
 equals a class of the project; for two-class projects the LIBSVM convention also maps
 -1 (or 0) to ``classes[0]`` and +1 to ``classes[1]`` (the learners' own convention). Any
-other label, an index 0 or beyond the project's ``n_features``, or a malformed line rejects
-the file, naming the line.
+other label, an index 0 or a malformed line rejects the file, naming the line; so does an index
+beyond the project's dimension (its featurizer option ``n_features``, fixed when the project is
+created), with a message naming the index, the dimension and the option that sets it
+(:func:`beyond_dimension`, docs/uploads.md).
 """
 
 from __future__ import annotations
@@ -25,24 +27,54 @@ FIRST_INDEX = 1
 BLOCK_LINES = 1000
 
 
-def _load(data: bytes, n_features: int | None) -> tuple[Any, np.ndarray]:
+def _load(data: bytes) -> tuple[Any, np.ndarray]:
+    """scikit-learn's parse of ``data``, its dimension taken from the data (the project's is
+    checked by :func:`_beyond`, which says it in the app's words)."""
     # imported here: scikit-learn costs ~1 s and ~120 MiB, paid only when a LIBSVM upload is read
     # (not by every worker's start or by ``python -m learners.replay``, docs/performance.md)
     from sklearn.datasets import load_svmlight_file
 
-    return load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=FIRST_INDEX == 0,
-                              dtype=np.float64)
+    return load_svmlight_file(io.BytesIO(data), zero_based=FIRST_INDEX == 0, dtype=np.float64)
+
+
+def beyond_dimension(number: int, index: int, n_features: int) -> str:
+    """The message refusing line ``number`` of a LIBSVM file, whose feature ``index`` (numbered
+    from :data:`FIRST_INDEX`) is beyond a project's ``n_features``: the index, the dimension,
+    the option that sets it and the value that would take this line."""
+    last = n_features - 1 + FIRST_INDEX
+    needed = index + 1 - FIRST_INDEX
+    return (f"line {number}: feature index {index} is beyond this project's dimension, {n_features} "
+            f"(LIBSVM indices {FIRST_INDEX} to {last}). A project's dimension is its featurizer option "
+            f"n_features, fixed when the project is created: to import this file, create a vectors "
+            f"project with the featurizer options {{\"n_features\": N}} (new-project page), N at least "
+            f"{needed} and at least the largest feature index in the file")
+
+
+def _beyond(X: Any, block: Sequence[tuple[int, bytes]], n_features: int | None) -> str | None:
+    """:func:`beyond_dimension` of the first line of ``block`` (parsed as ``X``) holding an index
+    beyond ``n_features``; None when none does or there is no dimension to keep to."""
+    if not n_features or X.shape[1] <= n_features:
+        return None
+    for i, (number, _) in enumerate(block):
+        indices = X.indices[X.indptr[i]:X.indptr[i + 1]]
+        if len(indices) and indices.max() >= n_features:
+            return beyond_dimension(number, int(indices.max()) + FIRST_INDEX, n_features)
+    return None
 
 
 def _first_bad_line(block: Sequence[tuple[int, bytes]], n_features: int | None) -> str:
-    """Locate the first line sklearn refuses (only called once its block failed)."""
+    """Locate the first line sklearn refuses or that is beyond ``n_features`` (only called once
+    its block failed)."""
     for number, line in block:
         try:
-            _load(line.rstrip(b"\r\n") + b"\n", n_features)
+            X, _ = _load(line.rstrip(b"\r\n") + b"\n")
         except OverflowError:  # sklearn, for an index beyond a C long
             return f"line {number}: an index is too large"
         except ValueError as exc:
             return f"line {number}: {exc}"
+        beyond = _beyond(X, [(number, line)], n_features)
+        if beyond:
+            return beyond
     return f"lines {block[0][0]}-{block[-1][0]} could not be parsed"
 
 
@@ -77,9 +109,11 @@ def iter_svmlight(target: Target, fh: BinaryIO) -> Iterator[Record]:
     empty = True
     for block in _blocks(fh):
         try:
-            X, y = _load(b"".join(line for _, line in block), n_features)
+            X, y = _load(b"".join(line for _, line in block))
         except (ValueError, OverflowError):
             raise IngestError(_first_bad_line(block, n_features)) from None
+        if _beyond(X, block, n_features):
+            raise IngestError(_first_bad_line(block, n_features))
         for i, (number, _) in enumerate(block):
             where = f"line {number}"
             a, b = X.indptr[i], X.indptr[i + 1]

@@ -4,8 +4,9 @@ CSV: UTF-8 with a header row, its cells separated by commas, tabs or semicolons 
 these, by count in the header line, that makes a header with a content column; a ``.tsv`` file is
 read the same way). The content column is ``text`` for text projects and ``url``
 for URL projects (``text`` is accepted for URL projects too); an optional ``label`` or
-``gold`` column gives the known class (empty cell = unknown). Errors name the file line
-(the header is line 1).
+``gold`` column gives the known class (empty cell = unknown); the other columns are ignored and
+each record names them (:mod:`.columns`, the one definition of these rules). Errors name the
+file line (the header is line 1).
 
 JSONL: one JSON object per line with the same keys; blank lines are ignored. A line that is a
 Prodigy task (it has ``answer``, ``accept``, ``options``, ``_input_hash``, ``_task_hash`` or
@@ -22,12 +23,14 @@ import itertools
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from .columns import CONTENT_COLUMNS, GOLD_KEYS, Columns, pick
 from .input_rules import parse_json
 from .lines import text_lines
 from .prodigy import is_prodigy, prodigy_record
 from .records import IngestError, Record, Target, gold_of, record_text
 
-GOLD_KEYS = ("label", "gold")
+__all__ = ["GOLD_KEYS", "content_keys", "iter_csv", "iter_jsonl", "row_record", "sniff_delimiter"]
+
 #: the cell separators a CSV upload may use (tab-separated files are common exports of spreadsheets)
 DELIMITERS = (",", "\t", ";")
 DELIMITER_NAMES = {",": "commas", "\t": "tabs", ";": "semicolons"}
@@ -35,23 +38,21 @@ DELIMITER_NAMES = {",": "commas", "\t": "tabs", ";": "semicolons"}
 
 def content_keys(kind: str) -> tuple[str, ...]:
     """Accepted names of the content column for a project's item kind."""
-    if kind == "text":
-        return ("text",)
-    if kind == "url":
-        return ("url", "text")
+    if kind in ("text", "url"):
+        return CONTENT_COLUMNS[kind]
     raise IngestError(f"CSV and JSONL uploads hold text or URLs, not {kind} items")
 
 
-def row_record(target: Target, row: dict[str, Any], where: str) -> Record:
-    """The record of one CSV row / JSON object of a text or URL project; IngestError if bad."""
+def row_record(target: Target, row: dict[str, Any], where: str, columns: Columns | None = None) -> Record:
+    """The record of one CSV row / JSON object of a text or URL project, reading ``columns``
+    (default: :func:`.columns.pick` of the row's keys); IngestError if bad."""
     keys = content_keys(target.item_kind)
-    key = next((k for k in keys if k in row), None)
-    if key is None:
+    columns = pick(target.item_kind, row) if columns is None else columns
+    if columns.content is None:
         raise IngestError(f"{where}: no {' or '.join(repr(k) for k in keys)} field")
-    content = record_text(row[key], key, where)
-    gold_key = next((k for k in GOLD_KEYS if k in row), None)
-    gold = gold_of(target, row[gold_key], where) if gold_key else None
-    return Record(where, content, gold)
+    content = record_text(row[columns.content], columns.content, where)
+    gold = gold_of(target, row[columns.gold], where) if columns.gold else None
+    return Record(where, content, gold, ignored=columns.ignored)
 
 
 def _header(line: str, delimiter: str) -> list[str]:
@@ -88,6 +89,7 @@ def iter_csv(target: Target, fh: BinaryIO) -> Iterator[Record]:
     twice = sorted({h for h in header if header.count(h) > 1 and h})
     if twice:  # one of the two columns would be dropped without a word
         raise IngestError(f"line 1: the header names {', '.join(repr(h) for h in twice)} twice")
+    columns = pick(target.item_kind, header)
     try:
         for cells in reader:
             where = f"line {reader.line_num}"
@@ -96,7 +98,7 @@ def iter_csv(target: Target, fh: BinaryIO) -> Iterator[Record]:
             if len(cells) != len(header):
                 raise IngestError(f"{where}: {len(cells)} fields, the header has {len(header)} "
                                   f"(separated by {DELIMITER_NAMES[delimiter]})")
-            yield row_record(target, dict(zip(header, cells, strict=True)), where)
+            yield row_record(target, dict(zip(header, cells, strict=True)), where, columns)
     except csv.Error as exc:
         raise IngestError(f"line {reader.line_num}: {exc}") from None
 

@@ -2,9 +2,9 @@
 // featurizers (the other groups are hidden and a choice of another type is reset to "the item
 // type's default"), and the options field's placeholder shows that type's default options.
 (function () {
-  const kind = document.getElementById("id_item_kind");
-  const featurizer = document.getElementById("id_featurizer_name");
-  const options = document.getElementById("id_featurizer");
+  const kind = document.getElementById("item_kind");
+  const featurizer = document.getElementById("featurizer_name");
+  const options = document.getElementById("featurizer");
   if (!kind || !featurizer) return;
   function follow() {
     const wanted = kind.value + " items";

@@ -146,3 +146,17 @@ def test_new_project_shows_the_learners_against_the_majority_baseline_in_chromiu
     assert "0.866" in page.inner_text(f"{table} tr[data-learner=oasis]")
     _fits(page, width)
     screenshot(page, f"forms/new-project-learners-{size}")
+
+
+def test_the_new_project_form_follows_its_item_type_in_chromium(live_server, chromium_page):
+    """A vectors project's options placeholder shows its dimension option (``n_features``) and the
+    featurizer list offers only that type's featurizers (the script finds the form's fields)."""
+    create_demo(10)
+    page = chromium_page
+    _admin_at(page, live_server, "laptop")
+    page.goto(f"{live_server.url}/projects/new")
+    page.select_option("#item_kind", "vectors")
+    assert page.get_attribute("#featurizer", "placeholder") == '{"n_features": 100}'
+    shown = page.eval_on_selector_all("#featurizer_name optgroup:not([disabled])",
+                                      "groups => groups.map(g => g.label)")
+    assert shown == ["vectors items"]

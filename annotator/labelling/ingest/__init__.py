@@ -12,14 +12,16 @@ which picks the parser from the file name.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import timedelta
 from itertools import islice
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotator.labelling.engine import jobs
@@ -34,16 +36,19 @@ from learners.uploads import (
     Record,
     featurize_chunks,
     featurize_part,
+    format_suffix,
     iter_upload,
     parse_upload,
     record_chunks,
 )
+from learners.uploads.columns import CONTENT_COLUMNS, GOLD_KEYS
+from learners.uploads.input_rules import text_problem
 
 from .opinions import store_opinions
 from .upload_file import drop_upload, open_upload, store_upload
 
-__all__ = ["IngestError", "Record", "import_ids", "import_records", "insert_items", "new_job", "parse_upload",
-           "run_job"]
+__all__ = ["IngestError", "Record", "RepeatedUploadError", "import_ids", "import_notes", "import_records",
+           "insert_items", "new_job", "parse_upload", "repeated_import", "run_job", "survey"]
 
 log = logging.getLogger(__name__)
 
@@ -144,12 +149,70 @@ def insert_items(project: Project, records: Sequence[Record],
         return ids
 
 
-def new_job(project: Project, filename: str, chunks: Iterable[bytes], user: Any = None) -> ImportJob:
+#: an upload of the same bytes as an import of the project that is waiting, running, or finished
+#: (having stored items) less than this long ago is refused unless confirmed (docs/uploads.md)
+REPEAT_WINDOW = timedelta(minutes=10)
+
+
+class RepeatedUploadError(Exception):
+    """The file of an upload is the file of a recent import of the project (:func:`new_job`);
+    ``earlier`` is that import, the message names it (the caller says how to import it anyway)."""
+
+    def __init__(self, earlier: ImportJob) -> None:
+        self.earlier = earlier
+        if earlier.status in (ImportJob.Status.WAITING, ImportJob.Status.RUNNING):
+            when = f"is still being imported ({earlier.done} items stored so far)"
+        else:
+            minutes = int((timezone.now() - (earlier.finished or earlier.created)).total_seconds() // 60)
+            ago = f"{minutes} min ago" if minutes else "less than a minute ago"
+            when = f"was imported {ago} ({earlier.status}, {earlier.done} items stored)"
+        super().__init__(f"the same file (the same bytes) {when}: import {earlier.pk}, "
+                         f"{earlier.filename!r}. Its items would be stored twice")
+
+
+def repeated_import(job: ImportJob) -> ImportJob | None:
+    """The newest other import of ``job``'s project with the same file (``sha256``) that is
+    waiting or running, or finished less than :data:`REPEAT_WINDOW` ago having stored items;
+    None when there is none. A cancelled import, or a failed one that stored nothing, is none."""
+    recent = timezone.now() - REPEAT_WINDOW
+    active = Q(status__in=(ImportJob.Status.WAITING, ImportJob.Status.RUNNING))
+    return (ImportJob.objects.filter(project_id=job.project_id, sha256=job.sha256).exclude(pk=job.pk)
+            .filter(active | Q(finished__gte=recent, done__gt=0)).exclude(status=ImportJob.Status.CANCELLED)
+            .order_by("-created").first())
+
+
+def new_job(project: Project, filename: str, chunks: Iterable[bytes], user: Any = None, *,
+            again: bool = False) -> ImportJob:
     """A waiting import of the file ``filename`` whose content ``chunks`` gives (stored in parts,
-    :func:`.upload_file.store_upload`), in one transaction; the caller sends it to a worker."""
+    :func:`.upload_file.store_upload`, with its SHA-256), in one transaction; the caller sends it
+    to a worker.
+
+    Unless ``again``, :class:`RepeatedUploadError` (nothing stored) when the project has a
+    :func:`repeated_import` of the same bytes. Decided once the file is stored, under the project
+    row's lock, so of two uploads of one file at once (two tabs) the second to take the lock sees
+    the first committed and is refused: exactly one import, whatever the timing.
+    """
+    digest = hashlib.sha256()
+
+    def hashed() -> Iterator[bytes]:
+        for chunk in chunks:
+            digest.update(chunk)
+            yield chunk
+
     with transaction.atomic():
         job = ImportJob.objects.create(project=project, created_by=user, filename=filename)
-        store_upload(job, chunks)
+        store_upload(job, hashed())
+        job.sha256 = digest.hexdigest()
+        ImportJob.objects.filter(pk=job.pk).update(sha256=job.sha256)
+        # every upload takes the lock, a confirmed one too, so that an unconfirmed upload running
+        # beside it sees it once it commits. NO KEY UPDATE: creating the job took a KEY SHARE lock
+        # on the project row (its foreign key), which a plain FOR UPDATE would wait for in
+        # another upload doing the same: a deadlock. (SQLite: the IMMEDIATE transaction
+        # serializes the whole upload.)
+        Project.objects.select_for_update(no_key=True).filter(pk=project.pk).first()
+        earlier = None if again else repeated_import(job)
+        if earlier is not None:
+            raise RepeatedUploadError(earlier)
     return job
 
 
@@ -177,6 +240,65 @@ def refused_item_note(item_kind: str) -> str:
             "of content, whichever comes first) and the failing item's batch is not stored: from a file "
             "that fits in one batch nothing is imported; from a larger one the batches before it stay "
             "imported, and the failure says how many items that is.")
+
+
+#: most ignored column names an import records (a JSONL file may name new keys on every line)
+MAX_IGNORED_NAMES = 20
+#: longest column name recorded (a longer one is cut, ending in an ellipsis)
+MAX_NAME_CHARS = 60
+#: the formats whose known class comes from a column (:mod:`learners.uploads.columns`)
+COLUMN_FORMATS = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet")
+
+
+def _shown_name(name: str) -> str:
+    """A column name as recorded: escaped when it cannot be stored as text, at most
+    :data:`MAX_NAME_CHARS` long."""
+    if text_problem(name):
+        name = ascii(name)[1:-1]
+    return name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS - 1] + "\u2026"
+
+
+def survey(records: Iterable[Record]) -> dict[str, Any]:
+    """The first pass over an import's records, as the :class:`..models.ImportJob` fields it sets:
+    ``total`` (records), ``known`` (those that came with a class: a known class or labels given
+    elsewhere) and ``ignored_columns`` (the columns or keys no rule read, in order of first
+    appearance, at most :data:`MAX_IGNORED_NAMES` and one more when there were more)."""
+    total = known = 0
+    ignored: dict[str, None] = {}  # an ordered set
+    last: tuple[str, ...] = ()
+    for record in records:
+        total += 1
+        if record.gold is not None or record.opinions:
+            known += 1
+        if record.ignored and record.ignored is not last:  # a CSV's rows share one tuple
+            last = record.ignored
+            for name in record.ignored:
+                if len(ignored) > MAX_IGNORED_NAMES:
+                    break
+                ignored.setdefault(_shown_name(name))
+    return {"total": total, "known": known, "ignored_columns": list(ignored)}
+
+
+def import_notes(job: ImportJob, kind: str) -> list[str]:
+    """What the import's page tells of the file of ``job`` (a project of item ``kind``) once its
+    first pass counted it: the columns its import ignored and the items that came with a class
+    (docs/uploads.md). Empty before that."""
+    if job.known is None or not job.total:
+        return []
+    notes = []
+    if job.ignored_columns:
+        names = ", ".join(repr(n) for n in job.ignored_columns[:MAX_IGNORED_NAMES])
+        more = " and others" if len(job.ignored_columns) > MAX_IGNORED_NAMES else ""
+        content = " or ".join(repr(c) for c in CONTENT_COLUMNS.get(kind, ()))
+        notes.append(f"Ignored columns: {names}{more}. A {kind} project reads only {content} and, for the "
+                     f"known class, {' or '.join(repr(k) for k in GOLD_KEYS)}.")
+    known = f"{job.known} of {job.total} items came with a known class."
+    if not job.known and format_suffix(job.filename) in COLUMN_FORMATS:
+        gold = " or ".join(repr(k) for k in GOLD_KEYS)
+        known += (f" A class is read from a column named {gold}: this file has none, or only empty "
+                  "cells. Every item waits for a person or the model.")
+    notes.append(known)
+    return notes
 
 
 def _kept(message: str, stored: int) -> str:
@@ -208,7 +330,7 @@ def run_job(job_id: int, on_chunk: Callable[[], None] | None = None) -> ImportJo
     """Import an :class:`ImportJob`'s stored file, recording progress and the outcome.
 
     Two passes over the file as a stream (memory flat in its size): the first parses
-    and validates every record and counts them (``total``), storing nothing, so a malformed
+    and validates every record and counts them (:func:`survey`), storing nothing, so a malformed
     file is refused whole; the second featurizes and stores the records in chunks
     (:func:`learners.uploads.record_chunks`), each chunk committed with ``done``, its running
     count, and followed by ``on_chunk()`` (the task layer asks for the new items to be decided).
@@ -227,10 +349,11 @@ def run_job(job_id: int, on_chunk: Callable[[], None] | None = None) -> ImportJo
         return None
     project = job.project
     try:
-        total = sum(1 for _ in _records(project, job))
+        counted = survey(_records(project, job))
+        total = counted["total"]
         if not total:
             raise IngestError("nothing to import")
-        if jobs.beat(job, total=total) and _import_chunks(job, project, on_chunk):
+        if jobs.beat(job, **counted) and _import_chunks(job, project, on_chunk):
             with jobs.finishing(job) as held:
                 if held:
                     _close(job, ImportJob.Status.DONE, total=total)

@@ -42,7 +42,7 @@ from annotator.labelling.engine.stored_vectors import encode_rows
 from annotator.labelling.models import ImportChunk, ImportJob, Project
 from learners.uploads import CHUNK, IngestError, Record, featurize_part, record_chunks
 
-from . import _close, _kept, _records, insert_items
+from . import _close, _kept, _records, insert_items, survey
 
 log = logging.getLogger(__name__)
 
@@ -129,12 +129,12 @@ def stage(job_id: int, send: Callable[[int, list[int]], None],
     project: Project = job.project
     try:
         if not job.total:
-            total = sum(1 for _ in _records(project, job))
-            if not total:
+            counted = survey(_records(project, job))
+            if not counted["total"]:
                 raise IngestError("nothing to import")
-            if not jobs.beat(job, total=total):
+            if not jobs.beat(job, **counted):
                 return job
-            job.total = total
+            job.total = counted["total"]
         staged, index = _staged_end(job)
         pending = list(ImportChunk.objects.filter(job=job).order_by("index").values_list("index", flat=True))
         if pending:  # staged (committed) by an earlier attempt

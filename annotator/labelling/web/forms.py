@@ -379,7 +379,9 @@ class NewProjectForm(AppForm):
         attrs={"size": 60, "placeholder": shown_options("text"),
                # static/labelling/new_project.js shows the chosen item type's default options here
                "data-placeholders": json.dumps({k: shown_options(k) for k in KINDS})}),
-        help_text="optional JSON object; blank = the featurizer's defaults (listed below)")
+        help_text="optional JSON object; blank = the featurizer's defaults (listed below). Vectors items: "
+                  "{\"n_features\": N} sets their dimension, N the largest feature index of your files "
+                  "(fixed once the project exists; docs/uploads.md)")
     class_descriptions = descriptions_field()
 
     def __init__(self, data: Any = None, *, speed: Any = str) -> None:
@@ -452,9 +454,13 @@ class UploadForm(AppForm):
     """One file of an accepted format (``learners.uploads``), not empty, within the upload bound;
     with a ``project``, a format its item kind takes whose first records parse
     (:func:`learners.uploads.check_start`: a wrong header or kind is refused here, before the file
-    is stored and a worker imports it)."""
+    is stored and a worker imports it). ``again``: import it even when the same file was imported
+    recently (:func:`..ingest.new_job`; the page shows the box only once that refused it)."""
 
     file = forms.FileField(label="file", allow_empty_file=True)
+    again = forms.BooleanField(label="import again", required=False,
+                               help_text="import this file although the same file was imported in the last "
+                                         "minutes: its items are stored twice (docs/uploads.md)")
 
     def __init__(self, *args: Any, project: Project | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -16,7 +16,7 @@ from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpRespo
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from annotator.labelling.ingest import new_job, refused_item_note
+from annotator.labelling.ingest import RepeatedUploadError, import_notes, new_job, refused_item_note
 from annotator.labelling.ingest.upload_file import PART_BYTES
 from annotator.labelling.models import ImportJob, Item, Project
 from annotator.labelling.projects.access import (
@@ -30,10 +30,10 @@ from annotator.labelling.reporting import export, label_formats
 from annotator.labelling.reporting.dashboard import waiting_for
 from annotator.labelling.worker.send import import_upload
 from learners.uploads import CHECKED_RECORDS, GZIP, formats_for, suffixes_for
+from learners.uploads.columns import CONTENT_COLUMNS, GOLD_KEYS
 from learners.uploads.image_zip import IMAGE_SUFFIXES, MANIFEST
-from learners.uploads.parquet import CONTENT_COLUMNS
 from learners.uploads.svmlight import FIRST_INDEX
-from learners.uploads.tabular import GOLD_KEYS, content_keys
+from learners.uploads.tabular import content_keys
 
 from .forms import UploadForm
 from .request import AppRequest, image_type
@@ -66,7 +66,9 @@ def item_image(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
 
 @login_required
 def upload(request: AppRequest, pk: int) -> HttpResponse:
-    """Project admins upload a file; a worker imports it (the page shows the job's progress)."""
+    """Project admins upload a file; a worker imports it (the page shows the job's progress).
+    409, nothing stored, when the same file was imported recently and "import again" is not ticked
+    (:func:`..ingest.new_job`): the form names the earlier import and shows the box."""
     project = project_for(request.user, pk, admin=True)
     form = (UploadForm(request.POST, request.FILES, project=project) if request.method == "POST"
             else UploadForm(project=project))
@@ -78,16 +80,27 @@ def upload(request: AppRequest, pk: int) -> HttpResponse:
                                      f"{CHECKED_RECORDS} records are checked on upload; then the whole "
                                      f"file is checked first; one bad row rejects it and names the line, "
                                      f"and nothing is stored. {refused_item_note(project.item_kind)}")
+    repeat_of = None
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
-        with transaction.atomic():  # read by parts: never held whole
-            job = new_job(project, Path(f.name).name, f.chunks(PART_BYTES), request.user)
-            import_upload(job.pk)
-        messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")
-        return redirect("import-job", pk=project.pk, job_pk=job.pk)
+        try:
+            with transaction.atomic():  # read by parts: never held whole
+                job = new_job(project, Path(f.name).name, f.chunks(PART_BYTES), request.user,
+                              again=form.cleaned_data["again"])
+                import_upload(job.pk)
+        except RepeatedUploadError as exc:
+            form.add_error("file", f"{Path(f.name).name}: {exc}; to import it again anyway, tick "
+                                   "'import again' and upload it once more.")
+            repeat_of = exc.earlier
+        else:
+            messages.success(request, f"{job.filename} uploaded: a worker imports it (progress below).")
+            return redirect("import-job", pk=project.pk, job_pk=job.pk)
+    if repeat_of is None:  # the "import again" box: only once a repeated upload was refused
+        form.fields.pop("again")
     context = {"project": project, "form": form, "formats": formats_for(project.item_kind), "help": help_,
-               "jobs": project.imports.all()[:10]}
-    return render(request, "labelling/upload.html", context, status=400 if form.errors else 200)
+               "jobs": project.imports.all()[:10], "repeat_of": repeat_of}
+    status = 409 if repeat_of is not None else 400 if form.errors else 200
+    return render(request, "labelling/upload.html", context, status=status)
 
 
 def upload_help(project: Project) -> dict[str, Any]:
@@ -120,7 +133,9 @@ def upload_help(project: Project) -> dict[str, Any]:
     else:
         numeric = all(isinstance(c, int | float) for c in (first, second))
         a, b = (first, second) if numeric else ("-1", "+1")  # two classes: -1 / +1, in class order
-        out.update(first_index=FIRST_INDEX, numeric=numeric,
+        n_features = project.featurizer().n_features
+        out.update(first_index=FIRST_INDEX, numeric=numeric, n_features=n_features,
+                   last_index=n_features - 1 + FIRST_INDEX,
                    libsvm=f"{a} {FIRST_INDEX}:0.5 7:1.25\n{b} 3:2.0 12:-1\n")
     return out
 
@@ -130,7 +145,8 @@ def upload_help(project: Project) -> dict[str, Any]:
 def import_job(request: AppRequest, pk: int, job_pk: int) -> HttpResponse:
     project = project_for(request.user, pk, admin=True)
     job = get_object_or_404(ImportJob, pk=job_pk, project=project)
-    return render(request, "labelling/import_job.html", {"project": project, "job": job})
+    return render(request, "labelling/import_job.html",
+                  {"project": project, "job": job, "notes": import_notes(job, project.item_kind)})
 
 
 @login_required
