@@ -15,16 +15,11 @@ from django.test import Client
 
 from annotator.labelling.models import Honeypot, Item, Label, Membership, Review
 from annotator.labelling.teams.reviews import request_review
-from tests.support.app import member, text_project
+from tests.support.app import client_for, member, text_project
 from tests.support.html import parse
 
 pytestmark = pytest.mark.django_db
 
-
-def client_for(user) -> Client:
-    c = Client()
-    c.force_login(user)
-    return c
 
 
 def content(response) -> bytes:

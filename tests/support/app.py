@@ -15,6 +15,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.test import Client
 
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import Record, import_records
@@ -56,6 +57,13 @@ def member(project: Project, username: str, role: str = Membership.Role.ANNOTATO
         user = User.objects.create_user(username, password=password)
     Membership.objects.get_or_create(user=user, project=project, defaults={"role": role})
     return user
+
+
+def client_for(user: Any) -> Client:
+    """A test client logged in as ``user``."""
+    c = Client()
+    c.force_login(user)
+    return c
 
 
 def teach(project: Project, user: Any, until_auto: int | None = None) -> None:

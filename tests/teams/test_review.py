@@ -23,7 +23,7 @@ from annotator.labelling.teams.reviews import request_review
 from harness import honeypot_signals
 from harness.honeypot_signals import skeleton
 from learners.evaluation.metrics import audit_accuracy
-from tests.support.app import digits_project, member, teach, text_project
+from tests.support.app import client_for, digits_project, member, teach, text_project
 from tests.support.html import parse
 
 pytestmark = pytest.mark.django_db
@@ -34,11 +34,6 @@ def cells(table) -> list[list[str]]:
     """The text of each cell of each row of ``table`` but the header."""
     return [[td.text for td in tr.find_all("td")] for tr in table.find_all("tr")[1:]]
 
-
-def client_for(user) -> Client:
-    c = Client()
-    c.force_login(user)
-    return c
 
 
 # ---------------------------------------------------------------- the review queue and its roles

@@ -12,17 +12,12 @@ from django.test import Client
 
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Consensus, Item, Label, Membership, Review
-from tests.support.app import digits_project, member
+from tests.support.app import client_for, digits_project, member
 from tests.support.html import parse
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
 
-
-def client_for(user) -> Client:
-    c = Client()
-    c.force_login(user)
-    return c
 
 
 def body(response) -> str:

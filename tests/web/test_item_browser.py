@@ -5,6 +5,7 @@ clear 4xx, annotators only where the project allows and never see honeypots or a
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -151,7 +152,9 @@ def test_a_project_serving_honeypots_keeps_the_browser_for_its_admins():
     assert _admin(project).get(url).status_code == 200
 
 
-def test_disagreement_between_annotators():
+def _two_opinions() -> tuple[Any, Item]:
+    """A digits project and its first queued item, which annotators ``a`` and ``b`` labelled 1 and 2
+    (overlap 2), not aggregated yet."""
     project = digits_project(20, params={"delta": 100.0}, look_ahead=6)
     update_project(project.pk)
     a, b = member(project, "a"), member(project, "b")
@@ -159,6 +162,11 @@ def test_disagreement_between_annotators():
     Item.objects.filter(pk=item.pk).update(overlap_k=2)
     submit_label(project, item.pk, a, 1)
     submit_label(project, item.pk, b, 2)
+    return project, item
+
+
+def test_disagreement_between_annotators():
+    project, item = _two_opinions()
     update_project(project.pk)
     assert _walk(_admin(project), f"/projects/{project.pk}/items/?disagreement=annotators") == [item.seq]
 
@@ -177,13 +185,7 @@ def _row_of(client: Client, url: str, seq: int) -> dict[str, str]:
 
 
 def test_a_disputed_item_shows_as_disputed_with_its_opinions_to_the_admins():
-    project = digits_project(20, params={"delta": 100.0}, look_ahead=6)
-    update_project(project.pk)
-    a, b = member(project, "a"), member(project, "b")
-    item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
-    Item.objects.filter(pk=item.pk).update(overlap_k=2)
-    submit_label(project, item.pk, a, 1)
-    submit_label(project, item.pk, b, 2)
+    project, item = _two_opinions()
     url = f"/projects/{project.pk}/items/"
     admin = _admin(project)
     # not aggregated yet: waiting (for the pipeline), not disputed
@@ -198,7 +200,7 @@ def test_a_disputed_item_shows_as_disputed_with_its_opinions_to_the_admins():
     project.items_for_annotators = True
     project.save()
     ann = Client()
-    ann.force_login(a)
+    ann.force_login(Membership.objects.get(project=project, user__username="a").user)
     assert _row_of(ann, url, item.seq)["from"] == "disputed"
     assert _walk(ann, url + "?provenance=disputed") == [item.seq]
 
