@@ -5,6 +5,8 @@ nothing."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,7 @@ import learners
 from annotator.labelling.annotation.actions import RECENT_LABELS, submit_label
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.engine.stored_vectors import decode
-from annotator.labelling.models import Item, Label, LearnerState, StreamStats
+from annotator.labelling.models import Honeypot, Item, Label, LearnerState, StreamStats
 from tests.support.app import digits_project, leased_item_id, member, queued_digits_project
 from tests.support.html import parse
 
@@ -176,3 +178,38 @@ def test_changing_an_extra_opinion_keeps_it_an_opinion_and_leaves_the_learner(cl
     state = LearnerState.objects.get(project=project)
     assert not state.needs_rebuild and state.version == version
     assert Label.objects.get(item=first, primary=True).value == 1
+
+
+def _masked_rows(html, rows):
+    """Each ``(label, item)`` row of the list in ``html`` (newest first) as its HTML with the
+    row's own content masked (label id, item number and file name, thumbnail, selected class):
+    what is left is how the row renders, which must not depend on what the label was."""
+    block = html.decode().split('<ol class="recent-list">')[1].split("</ol>")[0]
+    out = []
+    for li, (label, item) in zip((part.split("</li>")[0] for part in block.split("<li>")[1:]), rows,
+                                 strict=True):
+        li = li.replace(f"/labels/{label.pk}/", "/labels/L/").replace(f"recent-{label.pk}", "recent-L")
+        li = li.replace(f"item {item.seq}", "item N").replace(f"#{item.seq}<", "#N<")
+        li = li.replace(item.filename, "NAME").replace(" selected", "")
+        out.append(re.sub(r'src="[^"]*"', 'src="S"', li))
+    return out
+
+
+def test_a_honeypot_answer_is_listed_exactly_as_a_real_label(client, project):
+    """The rows of a honeypot's answer and of a real label differ in nothing but their content
+    (docs/teams.md, "Honeypots": no channel tells a honeypot apart), though one is primary and the
+    other is not."""
+    ann = member(project, "ann")
+    client.force_login(ann)
+    real = _label(client, project, ["3"])[0]
+    # an item the model decided alone, served to ann as a honeypot (the draw is random: placed here)
+    gold = Item.objects.filter(project=project, status="pending").order_by("seq").first()
+    Item.objects.filter(pk=gold.pk).update(status=Item.Status.AUTO)
+    Honeypot.objects.create(project=project, item=gold, annotator=ann)
+    assert client.post(f"/projects/{project.pk}/items/{gold.pk}/label", {"value": "5"}).status_code == 302
+    answer, label = Label.objects.get(item=gold), Label.objects.get(item_id=real)
+    assert (answer.primary, label.primary) == (False, True)
+    page = client.get(f"/projects/{project.pk}/").content
+    hp_row, real_row = _masked_rows(page, [(answer, gold), (label, Item.objects.get(pk=real))])
+    assert hp_row == real_row
+    assert "opinion" not in hp_row
