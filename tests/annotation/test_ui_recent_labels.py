@@ -6,12 +6,14 @@ nothing."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.utils import timezone
 
 import learners
-from annotator.labelling.annotation.actions import RECENT_LABELS, submit_label
+from annotator.labelling.annotation.actions import RECENT_LABELS, lease_next, submit_label
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.engine.stored_vectors import decode
 from annotator.labelling.models import Honeypot, Item, Label, LearnerState, StreamStats
@@ -147,7 +149,7 @@ def test_refusals_store_nothing(client, project):
         class_="error").text
     # someone else's label: 404
     other = member(project, "bob")
-    theirs = submit_label(project, Item.objects.filter(project=project, status="queued").first().pk, other, 3)
+    theirs = submit_label(project, lease_next(project, other).pk, other, 3)
     assert client.post(f"/projects/{project.pk}/labels/{theirs.pk}/change", {"value": "4"}).status_code == 404
     # a label of another project: 404 (and a project I am not in: 403/404)
     elsewhere = digits_project(12, name="elsewhere")
@@ -166,10 +168,13 @@ def test_refusals_store_nothing(client, project):
 
 def test_changing_an_extra_opinion_keeps_it_an_opinion_and_leaves_the_learner(client, project):
     client.force_login(member(project, "ann"))
-    first = Item.objects.filter(project=project, status="queued").order_by("seq").first()
-    submit_label(project, first.pk, member(project, "bob"), 1)  # bob's label is the item's
+    ann, bob = member(project, "ann"), member(project, "bob")
+    first = lease_next(project, ann)  # ann's lease expires, bob takes the item and labels it
+    Item.objects.filter(pk=first.pk).update(lease_expires=timezone.now() - timedelta(seconds=1))
+    assert lease_next(project, bob).pk == first.pk
+    submit_label(project, first.pk, bob, 1)  # bob's label is the item's
     update_project(project.pk)
-    opinion = submit_label(project, first.pk, member(project, "ann"), 2)
+    opinion = submit_label(project, first.pk, ann, 2)  # ann's late label: an extra opinion
     assert not opinion.primary
     version = LearnerState.objects.get(project=project).version
     assert _change(client, project, opinion.pk, "6", **HX).status_code == 200
