@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from annotator.labelling.annotation.actions import submit_label
@@ -33,6 +34,11 @@ def lease_chosen(project: Project, item_id: int, user: Any) -> bool:
     if owner not in (None, user.pk):
         LapsedLease.note(item_id, owner)
     return True
+
+
+def user_of(client: Any) -> Any:
+    """The user a Django test client is logged in as."""
+    return get_user_model().objects.get(pk=client.session["_auth_user_id"])
 
 
 def label_chosen(project: Project, item_id: int, user: Any, value: Any) -> Label:

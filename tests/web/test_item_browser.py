@@ -9,11 +9,11 @@ import re
 import pytest
 from django.test import Client
 
-from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Honeypot, Item, Label, Membership
 from annotator.labelling.reporting.item_browser import BANDS, PAGE_SIZE
+from harness.chosen_labels import label_chosen
 from tests.support.app import digits_project, member, teach, text_project
 
 pytestmark = pytest.mark.django_db
@@ -136,8 +136,8 @@ def test_disagreement_between_annotators():
     a, b = member(project, "a"), member(project, "b")
     item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
     Item.objects.filter(pk=item.pk).update(overlap_k=2)
-    submit_label(project, item.pk, a, 1)
-    submit_label(project, item.pk, b, 2)
+    label_chosen(project, item.pk, a, 1)
+    label_chosen(project, item.pk, b, 2)
     update_project(project.pk)
     assert _walk(_admin(project), f"/projects/{project.pk}/items/?disagreement=annotators") == [item.seq]
 
@@ -161,8 +161,8 @@ def test_a_disputed_item_shows_as_disputed_with_its_opinions_to_the_admins():
     a, b = member(project, "a"), member(project, "b")
     item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
     Item.objects.filter(pk=item.pk).update(overlap_k=2)
-    submit_label(project, item.pk, a, 1)
-    submit_label(project, item.pk, b, 2)
+    label_chosen(project, item.pk, a, 1)
+    label_chosen(project, item.pk, b, 2)
     url = f"/projects/{project.pk}/items/"
     admin = _admin(project)
     # not aggregated yet: waiting (for the pipeline), not disputed
