@@ -24,13 +24,13 @@ def main() -> None:
     from django.conf import settings
     from django.core.cache import cache
 
-    from annotator.labelling.annotation.actions import submit_label
     from annotator.labelling.engine.pipeline import update_project
     from annotator.labelling.ingest import import_records
     from annotator.labelling.models import Item, Project, StreamStats
     from annotator.labelling.projects.creation import create_project
     from annotator.labelling.projects.demo import digit_records
     from annotator.labelling.reporting import cost_view
+    from harness.chosen_labels import label_chosen
 
     settings.BASELINE_MAX_ITEMS = args.items
     project = create_project(name="cost view", task="multiclass", item_kind="image", classes=list(range(10)),
@@ -46,7 +46,7 @@ def main() -> None:
         if not queued:
             break
         for pk, gold in queued:
-            submit_label(project, pk, user, gold)
+            label_chosen(project, pk, user, gold)
     update_project(project.pk)
     prepared = time.perf_counter() - t0
     gold_n = StreamStats.objects.get(project=project).gold_n

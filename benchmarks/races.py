@@ -111,7 +111,8 @@ def honeypot_rounds(rounds: int, steps: int) -> tuple[Counter, Any]:
         reviewer = client_for(member(project, f"hp-reviewer-{r}", Membership.Role.REVIEWER))
         for a in range(2):
             user = member(project, f"hp-annotator-{r}-{a}")
-            collect(project, user, client_for(user), reviewer, steps, signals=signals)
+            colleague = client_for(member(project, f"hp-colleague-{r}-{a}"))
+            collect(project, user, client_for(user), reviewer, steps, signals=signals, colleague=colleague)
         gold = Honeypot.objects.filter(project=project).count()
         served["gold"] += gold
         served["real"] += Label.objects.filter(project=project).count() - gold

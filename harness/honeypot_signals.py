@@ -5,9 +5,10 @@ Shared by ``tests/teams/test_review.py`` (asserts that no signal separates the t
 ``benchmarks/races.py`` (counts the separating signals over many rounds), hence here and not
 under ``tests/``. An annotator's signals for one item: the panel's structure, their own items-API
 row and a reviewer's (besides id and seq), their item-browser row (besides number and content;
-where the project opens the browser to them), the answer to a label and to its repeat, how the
-waiting count of their queue moved with the answer, and the id's place in the order they were
-shown items ("older than one seen").
+where the project opens the browser to them), the answer to a label and to its repeat, the row of
+their answer in "My last labels", how the waiting count of their queue moved with the answer, the
+id's place in the order they were shown items ("older than one seen"), and, with a colleague, the
+answer to the colleague's label on the item while the annotator holds it (status and message).
 """
 
 from __future__ import annotations
@@ -89,6 +90,41 @@ def browser_row(client: Client, project: Project, item_pk: int) -> tuple[str, ..
     return tuple(f"{k}={v}" for k, v in cells.items() if k != "item")
 
 
+class _RecentRow(HTMLParser):
+    """Collects (tag, attributes) of the first row (``li``) of the element ``id="recent-labels"``
+    (My last labels, newest first), digits masked (label and item ids) and without the item's
+    own attribute values or the selected class: how the row renders, not what it holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = self.depth = 0  # inside the list; depth within the first row
+        self.done = False
+        self.out: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if values.get("id") == "recent-labels":
+            self.inside = 1
+        if not self.inside or self.done or (tag != "li" and not self.depth):
+            return
+        kept = {k: re.sub(r"\d+", "N", v) for k, v in values.items() if k not in (*_ITEM_OWN, "selected")}
+        self.out.append((tag, tuple(sorted(kept.items()))))
+        if tag not in _Skeleton.VOID:
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth and tag not in _Skeleton.VOID:
+            self.depth -= 1
+            self.done = self.depth == 0
+
+
+def recent_row(html: bytes) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """The structure of the newest row of "My last labels" in ``html`` (see :class:`_RecentRow`)."""
+    parser = _RecentRow()
+    parser.feed(html.decode())
+    return tuple(parser.out)
+
+
 def served_item(html: bytes) -> int | None:
     """The id of the item a queue panel shows; None when nothing waits."""
     parser = _Skeleton(-1)
@@ -115,10 +151,12 @@ class Signals:
 
 
 def collect(project: Project, user: Any, annotator: Client, reviewer: Client, steps: int,
-            value: str = "3", signals: Signals | None = None) -> Signals:
+            value: str = "3", signals: Signals | None = None, colleague: Client | None = None) -> Signals:
     """Label ``steps`` items of ``project`` as ``user`` (logged in on ``annotator``), always with
     ``value``, and record every signal of each item served after the first (the first comes with
-    the page, the others answer a label). Stops early when nothing waits."""
+    the page, the others answer a label). ``colleague``: another annotator of the project, who
+    tries to label each item while ``user`` holds it (refused, or the signal shows it). Stops
+    early when nothing waits."""
     signals = signals if signals is not None else Signals()
     base = f"/projects/{project.pk}"
     answer = annotator.get(f"{base}/", headers=HX)
@@ -137,9 +175,13 @@ def collect(project: Project, user: Any, annotator: Client, reviewer: Client, st
             row = client.get(f"/api/projects/{project.pk}/items?ids={pk}").json()["items"][0]
             seen[who] = tuple(sorted((k, v) for k, v in row.items() if k not in ("id", "seq")))
         seen["browser row"] = browser_row(annotator, project, pk)
+        if colleague is not None:
+            probe = colleague.post(f"{base}/items/{pk}/label", {"value": value})
+            seen["colleague's label"] = (probe.status_code, probe.content.decode())
         waiting = waiting_shown(answer.content)
         answer = annotator.post(f"{base}/items/{pk}/label", {"value": value}, headers=HX)
         seen["label"] = answer.status_code
+        seen["my last labels row"] = recent_row(answer.content)
         after = waiting_shown(answer.content)
         seen["waiting moved"] = None if waiting is None or after is None else after - waiting
         seen["repeat"] = annotator.post(f"{base}/items/{pk}/label", {"value": value}).status_code

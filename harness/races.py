@@ -17,12 +17,14 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
 from annotator.labelling.annotation.invariants import violations
 from annotator.labelling.engine import learner_state
@@ -40,6 +42,7 @@ from annotator.labelling.models import (
 )
 from annotator.labelling.projects.creation import create_project
 from annotator.labelling.projects.demo import digit_records
+from harness.chosen_labels import lease_chosen
 
 _names = itertools.count()
 
@@ -188,12 +191,17 @@ def label_repeated(n: int = 4) -> Outcome:
 
 
 def labels_of_many(n: int = 4, k: int = 2) -> Outcome:
-    """``n`` annotators label one waiting overlapped item at once: every answered label is stored."""
+    """``n`` annotators label one waiting overlapped item at once, each of them offered it (their
+    leases on it expired in turn: late labels): every answered label is stored (the item takes
+    ``k``; the later ones are refused, docs/teams.md "Who may label an item")."""
     project = _queued(k)
     users = [member(project, f"m{j}") for j in range(n)]
     clients = [client_for(u) for u in users]
     item = Item.objects.filter(project=project, status=Item.Status.QUEUED).order_by("seq").first()
     assert item is not None
+    for user in users:
+        assert lease_chosen(project, item.pk, user)
+        Item.objects.filter(pk=item.pk).update(lease_expires=timezone.now() - timedelta(seconds=1))
     statuses = race([lambda c=c: _label(c, project, item.pk, 3) for c in clients])
     stored = {u for u in Label.objects.filter(item=item).values_list("annotator_id", flat=True)}
     answered = {u.pk for u, s in zip(users, statuses, strict=True) if s == 200}

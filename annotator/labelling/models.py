@@ -606,6 +606,31 @@ class Skip(models.Model):
         constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="one_skip_per_annotator")]
 
 
+class LapsedLease(models.Model):
+    """An annotator's lease that passed from them before they labelled the item: it expired and
+    another annotator leased the item, or another action took it (an undo leasing the item back to
+    its labeller, a reviewer's decision). Their late label is still taken where the item takes one
+    (docs/teams.md, "Who may label an item"; :func:`.annotation.actions.offered`)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="lapsed_leases")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                  related_name="lapsed_leases")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"],
+                                               name="one_lapsed_lease_per_annotator")]
+
+    @staticmethod
+    def note(item_id: int, owner_id: int | None) -> None:
+        """Record that ``owner_id``'s lease on item ``item_id`` passes from them (the caller holds
+        the item's row lock and takes the lease away); nothing for no owner. Noting the same
+        lease twice changes nothing."""
+        if owner_id is not None:
+            LapsedLease.objects.bulk_create([LapsedLease(item_id=item_id, annotator_id=owner_id)],
+                                            ignore_conflicts=True)
+
+
 class ProjectChange(models.Model):
     """One change of a project setting from the console: who, when, which field, old -> new (JSON)."""
 

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from annotator.labelling.annotation.actions import NOT_OFFERED
 from annotator.labelling.annotation.look_ahead import HELD_ITEMS, held_items
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label
@@ -62,7 +63,7 @@ def test_refusals_are_reported_per_label_and_do_not_stop_the_others(client):
     _, data = _desk(client, project, [[a, 1], [b, 2], [c, "cat"], [999999, 1], [c, 3]])
     assert [(r["ok"], r["status"]) for r in data["results"]] == [
         (True, 200), (False, 409), (False, 400), (False, 404), (True, 200)]
-    assert "leased to another annotator" in data["results"][1]["error"]
+    assert data["results"][1]["error"] == NOT_OFFERED
     assert set(Label.objects.values_list("item_id", flat=True)) == {a, c}
 
 

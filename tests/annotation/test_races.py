@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.labelling.annotation.actions import RECENT_LABELS, changeable_ids, recent_labels, submit_label
+from annotator.labelling.annotation.actions import RECENT_LABELS, changeable_ids, recent_labels
 from annotator.labelling.annotation.invariants import violations
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label
 from harness import races
+from harness.chosen_labels import label_chosen
 from tests.support.app import digits_project, member
 
 
@@ -41,7 +42,7 @@ def test_only_the_last_labels_can_be_changed(client):
     user = member(project, "old")
     queued = Item.objects.filter(project=project, status=Item.Status.QUEUED).order_by("seq")
     for item in queued[:RECENT_LABELS + 1]:
-        submit_label(project, item.pk, user, 1)
+        label_chosen(project, item.pk, user, 1)
     oldest, newest = Label.objects.filter(annotator=user).order_by("id")[:: RECENT_LABELS]
     assert changeable_ids(project, user) == {lab.pk for lab in recent_labels(project, user)}
     assert oldest.pk not in changeable_ids(project, user)

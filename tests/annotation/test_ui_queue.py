@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import learners
+from annotator.labelling.annotation.actions import NOT_OFFERED
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.engine.stored_vectors import decode
 from annotator.labelling.models import Item, Label, LearnerState, Membership, Skip
@@ -96,7 +97,7 @@ def test_label_for_an_item_leased_to_someone_else_is_409(client, project):
     theirs = leased_item_id(other_client.get(f"/projects/{project.pk}/"))
     _annotator(client, project)
     response = client.post(f"/projects/{project.pk}/items/{theirs}/label", {"value": "1"}, **HX)
-    assert response.status_code == 409 and "leased to another annotator" in error_text(response.content)
+    assert response.status_code == 409 and error_text(response.content) == NOT_OFFERED
     assert not Label.objects.filter(item_id=theirs).exists()
 
 

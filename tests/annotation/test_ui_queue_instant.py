@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from annotator.labelling.annotation.actions import NOT_OFFERED
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label, Project
 from annotator.labelling.projects.demo import create_demo
@@ -104,5 +105,5 @@ def test_a_refused_label_is_shown_not_dropped(live_server, chromium_page):
     wait_for_labels_sent(page)
     assert not Label.objects.filter(item_id=first).exists()
     refused = page.inner_text("#desk-refused")
-    assert "Not saved: “2”" in refused and "leased to another annotator" in refused
+    assert "Not saved: “2”" in refused and NOT_OFFERED in refused
     screenshot(page, "pages/queue-refused")

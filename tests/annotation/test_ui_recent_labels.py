@@ -5,14 +5,18 @@ nothing."""
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
+
 import numpy as np
 import pytest
+from django.utils import timezone
 
 import learners
-from annotator.labelling.annotation.actions import RECENT_LABELS, submit_label
+from annotator.labelling.annotation.actions import RECENT_LABELS, lease_next, submit_label
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.engine.stored_vectors import decode
-from annotator.labelling.models import Item, Label, LearnerState, StreamStats
+from annotator.labelling.models import Honeypot, Item, Label, LearnerState, StreamStats
 from tests.support.app import digits_project, leased_item_id, member, queued_digits_project
 from tests.support.html import parse
 
@@ -145,7 +149,7 @@ def test_refusals_store_nothing(client, project):
         class_="error").text
     # someone else's label: 404
     other = member(project, "bob")
-    theirs = submit_label(project, Item.objects.filter(project=project, status="queued").first().pk, other, 3)
+    theirs = submit_label(project, lease_next(project, other).pk, other, 3)
     assert client.post(f"/projects/{project.pk}/labels/{theirs.pk}/change", {"value": "4"}).status_code == 404
     # a label of another project: 404 (and a project I am not in: 403/404)
     elsewhere = digits_project(12, name="elsewhere")
@@ -164,10 +168,13 @@ def test_refusals_store_nothing(client, project):
 
 def test_changing_an_extra_opinion_keeps_it_an_opinion_and_leaves_the_learner(client, project):
     client.force_login(member(project, "ann"))
-    first = Item.objects.filter(project=project, status="queued").order_by("seq").first()
-    submit_label(project, first.pk, member(project, "bob"), 1)  # bob's label is the item's
+    ann, bob = member(project, "ann"), member(project, "bob")
+    first = lease_next(project, ann)  # ann's lease expires, bob takes the item and labels it
+    Item.objects.filter(pk=first.pk).update(lease_expires=timezone.now() - timedelta(seconds=1))
+    assert lease_next(project, bob).pk == first.pk
+    submit_label(project, first.pk, bob, 1)  # bob's label is the item's
     update_project(project.pk)
-    opinion = submit_label(project, first.pk, member(project, "ann"), 2)
+    opinion = submit_label(project, first.pk, ann, 2)  # ann's late label: an extra opinion
     assert not opinion.primary
     version = LearnerState.objects.get(project=project).version
     assert _change(client, project, opinion.pk, "6", **HX).status_code == 200
@@ -176,3 +183,38 @@ def test_changing_an_extra_opinion_keeps_it_an_opinion_and_leaves_the_learner(cl
     state = LearnerState.objects.get(project=project)
     assert not state.needs_rebuild and state.version == version
     assert Label.objects.get(item=first, primary=True).value == 1
+
+
+def _masked_rows(html, rows):
+    """Each ``(label, item)`` row of the list in ``html`` (newest first) as its HTML with the
+    row's own content masked (label id, item number and file name, thumbnail, selected class):
+    what is left is how the row renders, which must not depend on what the label was."""
+    block = html.decode().split('<ol class="recent-list">')[1].split("</ol>")[0]
+    out = []
+    for li, (label, item) in zip((part.split("</li>")[0] for part in block.split("<li>")[1:]), rows,
+                                 strict=True):
+        li = li.replace(f"/labels/{label.pk}/", "/labels/L/").replace(f"recent-{label.pk}", "recent-L")
+        li = li.replace(f"item {item.seq}", "item N").replace(f"#{item.seq}<", "#N<")
+        li = li.replace(item.filename, "NAME").replace(" selected", "")
+        out.append(re.sub(r'src="[^"]*"', 'src="S"', li))
+    return out
+
+
+def test_a_honeypot_answer_is_listed_exactly_as_a_real_label(client, project):
+    """The rows of a honeypot's answer and of a real label differ in nothing but their content
+    (docs/teams.md, "Honeypots": no channel tells a honeypot apart), though one is primary and the
+    other is not."""
+    ann = member(project, "ann")
+    client.force_login(ann)
+    real = _label(client, project, ["3"])[0]
+    # an item the model decided alone, served to ann as a honeypot (the draw is random: placed here)
+    gold = Item.objects.filter(project=project, status="pending").order_by("seq").first()
+    Item.objects.filter(pk=gold.pk).update(status=Item.Status.AUTO)
+    Honeypot.objects.create(project=project, item=gold, annotator=ann)
+    assert client.post(f"/projects/{project.pk}/items/{gold.pk}/label", {"value": "5"}).status_code == 302
+    answer, label = Label.objects.get(item=gold), Label.objects.get(item_id=real)
+    assert (answer.primary, label.primary) == (False, True)
+    page = client.get(f"/projects/{project.pk}/").content
+    hp_row, real_row = _masked_rows(page, [(answer, gold), (label, Item.objects.get(pk=real))])
+    assert hp_row == real_row
+    assert "opinion" not in hp_row

@@ -139,11 +139,11 @@ def test_the_export_reads_back_as_the_same_labels(client):
     project = text_project(SPAM, params={"delta": 100.0})
     update_project(project.pk)
     boss = member(project, "boss", Membership.Role.ADMIN)
-    from annotator.labelling.annotation.actions import submit_label
+    from harness.chosen_labels import label_chosen
 
     queued = list(Item.objects.filter(project=project, status=Item.Status.QUEUED).order_by("seq"))
     for item in queued[:2]:
-        submit_label(project, item.pk, boss, "spam" if "free" in item.text else "ham")
+        label_chosen(project, item.pk, boss, "spam" if "free" in item.text else "ham")
     update_project(project.pk)
     url = f"/api/projects/{project.pk}/label-studio/tasks"
     assert client.get(url, HTTP_AUTHORIZATION="Token wrong").status_code == 403
@@ -300,10 +300,10 @@ def test_image_tasks_travel_as_inline_images_and_links_are_refused(client):
     project = digits_project(12, params={"delta": 100.0})
     update_project(project.pk)
     boss = member(project, "boss", Membership.Role.ADMIN)
-    from annotator.labelling.annotation.actions import submit_label
+    from harness.chosen_labels import label_chosen
 
     item = Item.objects.filter(project=project, status=Item.Status.QUEUED).order_by("seq").first()
-    submit_label(project, item.pk, boss, item.gold)
+    label_chosen(project, item.pk, boss, item.gold)
     answer = client.get(f"/api/projects/{project.pk}/label-studio/tasks",
                         HTTP_AUTHORIZATION=f"Token {project.api_token}")
     tasks = json.loads(b"".join(answer.streaming_content))

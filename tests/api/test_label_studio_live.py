@@ -19,12 +19,12 @@ import time
 
 import pytest
 
-from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.annotation.invariants import violations
 from annotator.labelling.annotation.label_studio import backend_token
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label, LabelStudioTask, LearnerState, Membership
 from annotator.labelling.reporting.label_studio import FROM_NAME, labeling_config, tasks
+from harness.chosen_labels import label_chosen
 from harness.label_studio import Driver, Server, ensure_venv
 from tests.support.app import SPAM, Worker, member, text_project
 
@@ -58,7 +58,7 @@ def test_a_project_exported_here_opens_there_with_the_same_choices(services, lab
     boss = member(project, "boss", Membership.Role.ADMIN)
     queued = list(Item.objects.filter(project=project, status=Item.Status.QUEUED).order_by("seq")[:4])
     for item in queued:
-        submit_label(project, item.pk, boss, "spam" if "free" in item.text or "cash" in item.text else "ham")
+        label_chosen(project, item.pk, boss, "spam" if "free" in item.text or "cash" in item.text else "ham")
     update_project(project.pk)
     exported = list(tasks(project))
     there = label_studio.call("create_project", title="from the annotator",

@@ -24,6 +24,7 @@ from annotator.labelling.annotation.actions import lease_next, skip_item, submit
 from annotator.labelling.engine import queue_counts
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, Label, Membership
+from harness.chosen_labels import label_chosen
 from tests.support.app import digits_project, leased_item_id, member
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -69,7 +70,7 @@ def test_the_waiting_count_from_the_counters_equals_the_rows(monkeypatch):
     update_project(project.pk)  # the rebuild
     late = lease_next(project, b)
     submit_label(project, late.pk, b, late.gold)
-    submit_label(project, late.pk, c, late.gold)  # a second opinion: not primary
+    label_chosen(project, late.pk, c, late.gold)  # a late second opinion: not primary
     check("a second opinion")
     assert rows_waiting(project) > queue_counts.COUNT_CAP  # the counters were what was compared
 
@@ -159,7 +160,7 @@ def test_a_label_given_during_a_backlog_commits_its_model_version_before_the_nex
         steps.append((ran[0].applied, ran[0].decided))
         if len(steps) == 2:  # between two chunks, outside any transaction
             item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
-            submit_label(project, item.pk, user, item.gold)
+            label_chosen(project, item.pk, user, item.gold)
         return ran
 
     monkeypatch.setattr(pipeline, "_run_once", chunk_then_label)
@@ -190,7 +191,7 @@ def test_a_label_given_during_a_chunk_stops_it_and_commits_with_it(monkeypatch):
         calls.append(done)
         if len(calls) == 3:  # the second chunk's second step: an annotator labels meanwhile
             item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
-            submit_label(project, item.pk, user, item.gold)
+            label_chosen(project, item.pk, user, item.gold)
         return done
 
     steps: list[tuple[int, int]] = []

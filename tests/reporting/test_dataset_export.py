@@ -15,13 +15,13 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.annotation.relabel import relabel
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import import_records
 from annotator.labelling.models import Honeypot, Item, Label, Membership, Review
 from annotator.labelling.projects.demo import digit_records
 from annotator.labelling.teams.reviews import decide, request_review
+from harness.chosen_labels import label_chosen
 from tests.support.app import digits_project, member, teach
 from tests.support.resources import require_postgresql
 
@@ -42,14 +42,14 @@ def _scenario() -> tuple[Any, dict[int, dict[str, Any]]]:
     # consensus: a queued item that needs two opinions, both given
     shared = Item.objects.filter(project=project, status="queued").order_by("seq").first()
     Item.objects.filter(pk=shared.pk).update(overlap_k=2)
-    submit_label(project, shared.pk, ann, shared.gold)
-    submit_label(project, shared.pk, ann2, shared.gold)
+    label_chosen(project, shared.pk, ann, shared.gold)
+    label_chosen(project, shared.pk, ann2, shared.gold)
     # disputed: another one, the two opinions differ (majority vote: no label until a reviewer decides)
     split = Item.objects.filter(project=project, status="queued").order_by("seq").first()
     Item.objects.filter(pk=split.pk).update(overlap_k=2)
     votes = [split.gold, next(c for c in project.classes if c != split.gold)]
-    submit_label(project, split.pk, ann, votes[0])
-    submit_label(project, split.pk, ann2, votes[1])
+    label_chosen(project, split.pk, ann, votes[0])
+    label_chosen(project, split.pk, ann2, votes[1])
     review = request_review(audited, Review.Reason.AUDIT, sample_prob=0.5)
     other = next(c for c in project.classes if c != audited.prediction)
     decide(project, review.pk, reviewer, other)

@@ -15,6 +15,7 @@ from django.test import Client
 
 from annotator.labelling.models import Honeypot, Item, Label, Membership, Review
 from annotator.labelling.teams.reviews import request_review
+from harness.chosen_labels import lease_chosen, user_of
 from tests.support.app import client_for, member, text_project
 from tests.support.html import parse
 
@@ -43,6 +44,7 @@ def team():
     ca, cb, crev = client_for(a), client_for(b), client_for(rev)
 
     def label(client: Client, item: Item, value: str) -> None:  # a form post: no next item leased
+        lease_chosen(project, item.pk, user_of(client))  # offered to them (the queue offers the oldest)
         answer = client.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": value})
         assert answer.status_code == 302, answer.content
 

@@ -10,11 +10,11 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.ingest import new_job, run_job
 from annotator.labelling.models import Item, Label, Membership
 from annotator.labelling.reporting import label_formats
 from annotator.labelling.reporting.dataset_export import dataset_stream
+from harness.chosen_labels import label_chosen
 from learners.uploads.prodigy import task_hashes
 from tests.support.app import SPAM, digits_project, member, queued_digits_project, teach, text_project
 
@@ -80,7 +80,7 @@ def test_prodigy_tasks_of_images_carry_a_data_uri(client):
     project = queued_digits_project()
     boss = member(project, "boss", Membership.Role.ADMIN)
     item = Item.objects.filter(project=project, status=Item.Status.QUEUED).first()
-    submit_label(project, item.pk, boss, project.classes[0])
+    label_chosen(project, item.pk, boss, project.classes[0])
     client.force_login(boss)
     response = client.get(f"/projects/{project.pk}/export/labels.prodigy.jsonl")
     assert response.status_code == 200

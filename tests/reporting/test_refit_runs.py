@@ -15,7 +15,6 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.annotation.relabel import relabel
 from annotator.labelling.engine import jobs
 from annotator.labelling.engine.learner_state import stored_learner
@@ -27,6 +26,7 @@ from annotator.labelling.projects.creation import create_project
 from annotator.labelling.projects.settings_changes import change_settings
 from annotator.labelling.reporting import refit_runs
 from annotator.labelling.worker import tasks
+from harness.chosen_labels import label_chosen
 from learners.model_file import refit_from_bytes
 from learners.refit import steps
 from tests.support.app import Worker, member, vector_records
@@ -44,7 +44,7 @@ def labelled_project(n: int) -> tuple[Project, object]:
     user = member(project, "ann")
     update_project(project.pk)
     for pk, gold in Item.objects.filter(project=project, status=Item.Status.QUEUED).values_list("pk", "gold"):
-        submit_label(project, pk, user, gold)
+        label_chosen(project, pk, user, gold)
     update_project(project.pk)
     return project, member(project, "boss", Membership.Role.ADMIN)
 

@@ -13,13 +13,14 @@ import scipy.sparse as sp
 from django.apps import apps
 
 import learners
-from annotator.labelling.annotation.actions import submit_label, undo_last_label
+from annotator.labelling.annotation.actions import undo_last_label
 from annotator.labelling.engine import running_totals
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.engine.stored_vectors import decode
 from annotator.labelling.models import CostView, Item, Label, Project, StreamStats
 from annotator.labelling.reporting.cost_view import RUNS, compute, rows_wanted
 from annotator.labelling.worker.tasks import compute_cost_view
+from harness.chosen_labels import label_chosen
 from learners.evaluation.engine import replay
 from tests.support.app import digits_project, member
 from tests.support.html import parse
@@ -44,7 +45,7 @@ def _label_the_stream(project, user, wrong_every=0):
         for item in queued:
             k += 1
             value = item.gold if not wrong_every or k % wrong_every else (item.gold + 1) % 10
-            submit_label(project, item.pk, user, value)
+            label_chosen(project, item.pk, user, value)
     update_project(project.pk)
 
 

@@ -69,8 +69,8 @@ def client_for(user: Any) -> Client:
 def teach(project: Project, user: Any, until_auto: int | None = None) -> None:
     """Run the stream with ``user`` labelling every queued item with its gold class (the real
     pipeline, no worker), until nothing is pending or ``until_auto`` items were decided alone."""
-    from annotator.labelling.annotation.actions import submit_label
     from annotator.labelling.models import Item
+    from harness.chosen_labels import label_chosen
 
     while True:
         update_project(project.pk)
@@ -80,7 +80,7 @@ def teach(project: Project, user: Any, until_auto: int | None = None) -> None:
         if not queued or (until_auto is not None and auto >= until_auto):
             return
         for pk, gold in queued:
-            submit_label(project, pk, user, gold)
+            label_chosen(project, pk, user, gold)
 
 
 def leased_item_id(response: Any) -> int | None:

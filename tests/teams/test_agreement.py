@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.labelling.annotation.actions import submit_label, undo_last_label
+from annotator.labelling.annotation.actions import undo_last_label
 from annotator.labelling.models import Item
 from annotator.labelling.teams.agreement import (
     Agreement,
@@ -14,6 +14,7 @@ from annotator.labelling.teams.agreement import (
     pairwise_kappa,
     project_agreement,
 )
+from harness.chosen_labels import label_chosen
 from tests.support.app import member, text_project
 
 
@@ -92,10 +93,10 @@ def test_project_agreement_reads_every_opinion_not_undone():
     ann, bob = member(project, "ann"), member(project, "bob")
     ann_labels, bob_labels = ["ham", "ham", "spam", "spam"], ["ham", "spam", "spam", "spam"]
     for item, a, b in zip(items[:4], ann_labels, bob_labels, strict=True):
-        submit_label(project, item.pk, ann, a)
-        submit_label(project, item.pk, bob, b)
-    submit_label(project, items[4].pk, ann, "ham")
-    submit_label(project, items[4].pk, bob, "spam")
+        label_chosen(project, item.pk, ann, a)
+        label_chosen(project, item.pk, bob, b)
+    label_chosen(project, items[4].pk, ann, "ham")
+    label_chosen(project, items[4].pk, bob, "spam")
     undo_last_label(project, ann)  # item 4: bob's opinion only, not counted
     assert project_agreement(project) == {
         "alpha": {"value": pytest.approx(8 / 15), "n_items": 4},

@@ -10,11 +10,12 @@ import json
 import pytest
 from django.test import Client
 
-from annotator.labelling.annotation.actions import submit_label, undo_last_label
+from annotator.labelling.annotation.actions import undo_last_label
 from annotator.labelling.api import views
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Consensus, Item, Label, Membership
 from annotator.labelling.teams import consensus
+from harness.chosen_labels import label_chosen
 from tests.support.app import member, text_project
 from tests.support.html import parse
 
@@ -29,12 +30,12 @@ def team():
     items = list(Item.objects.filter(project=project).order_by("seq"))
     Item.objects.filter(project=project).update(status=Item.Status.QUEUED, queried=True)
     evil, bob = member(project, "@evil"), member(project, "bob")
-    submit_label(project, items[0].pk, evil, "ham")
-    submit_label(project, items[0].pk, bob, "spam")
-    submit_label(project, items[1].pk, evil, "ham")
+    label_chosen(project, items[0].pk, evil, "ham")
+    label_chosen(project, items[0].pk, bob, "spam")
+    label_chosen(project, items[1].pk, evil, "ham")
     undo_last_label(project, evil)  # item 1 is leased back to her
-    submit_label(project, items[1].pk, evil, "spam")
-    submit_label(project, items[1].pk, bob, "spam")
+    label_chosen(project, items[1].pk, evil, "spam")
+    label_chosen(project, items[1].pk, bob, "spam")
     admin, annotator = Client(), Client()
     admin.force_login(member(project, "boss", Membership.Role.ADMIN))
     annotator.force_login(bob)
@@ -101,8 +102,8 @@ def test_the_exports_and_the_api_carry_the_consensus_of_overlapped_items(team):
                                                            overlap_k=2)
     evil, bob = member(project, "@evil"), member(project, "bob")
     for item, (a, b) in zip(new, [("spam", "spam"), ("ham", "spam")], strict=True):
-        submit_label(project, item.pk, evil, a)
-        submit_label(project, item.pk, bob, b)
+        label_chosen(project, item.pk, evil, a)
+        label_chosen(project, item.pk, bob, b)
     update_project(project.pk)
     boss = member(project, "boss", Membership.Role.ADMIN)
     consensus.resolve(new[1], "ham", by=boss)

@@ -14,6 +14,7 @@ from annotator.labelling.models import Consensus, Item, Label, Membership, Revie
 from annotator.labelling.teams.reviews import decide
 from annotator.labelling.teams.suspects import ranked_suspects
 from annotator.labelling.worker import tasks
+from harness.chosen_labels import label_chosen
 from tests.support.app import SPAM, member, text_project
 from tests.support.html import parse
 
@@ -41,7 +42,7 @@ def labelled_project(n=90, wrong_every=15, **fields):
             if seq % wrong_every == wrong_every - 1 and seq > 30:  # once the model knows the classes
                 wrong.add(pk)
                 gold = "ham" if gold == "spam" else "spam"
-            submit_label(project, pk, user, gold)
+            label_chosen(project, pk, user, gold)
 
 
 def test_the_wrong_labels_rank_first_and_go_to_the_review_queue_with_one_click(client):

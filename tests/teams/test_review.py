@@ -21,9 +21,10 @@ from annotator.labelling.teams.honeypots import served_floor
 from annotator.labelling.teams.quality import accuracy_table, annotator_quality
 from annotator.labelling.teams.reviews import request_review
 from harness import honeypot_signals
+from harness.chosen_labels import label_chosen
 from harness.honeypot_signals import skeleton
 from learners.evaluation.metrics import audit_accuracy
-from tests.support.app import client_for, digits_project, member, teach, text_project
+from tests.support.app import client_for, digits_project, leased_item_id, member, teach, text_project
 from tests.support.html import parse
 
 pytestmark = pytest.mark.django_db
@@ -46,8 +47,8 @@ def disagreement():
     Item.objects.filter(project=project).update(status=Item.Status.QUEUED, queried=True, prediction="ham")
     item = Item.objects.get(project=project, seq=0)
     ann, bob = member(project, "ann"), member(project, "bob")
-    submit_label(project, item.pk, ann, "spam")
-    submit_label(project, item.pk, bob, "ham")
+    label_chosen(project, item.pk, ann, "spam")
+    label_chosen(project, item.pk, bob, "ham")
     review = request_review(item, Review.Reason.DISAGREEMENT)
     return project, item, review
 
@@ -134,8 +135,8 @@ def test_a_disputed_overlapped_item_reaches_the_review_queue_and_the_decision_is
     update_project(project.pk)
     item = Item.objects.get(project=project, seq=0)
     ann, bob = member(project, "ann"), member(project, "bob")
-    submit_label(project, item.pk, ann, "spam")
-    submit_label(project, item.pk, bob, "ham")
+    label_chosen(project, item.pk, ann, "spam")
+    label_chosen(project, item.pk, bob, "ham")
     update_project(project.pk)  # the pipeline settles the item: one vote each, disputed
     assert consensus.disagreements(project).filter(item=item).exists()
     rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
@@ -307,14 +308,17 @@ def test_honeypots_are_secret_on_the_page_and_in_the_api(stream_with_gold):
 def test_no_signal_an_annotator_collects_tells_honeypots_apart(stream_with_gold):
     """As an annotator would: for each item served, every signal they can collect
     (:mod:`harness.honeypot_signals`: the panel's structure, their API row and a reviewer's, their
-    item-browser row, the answers to a label and its repeat, how the waiting count moved, the id's
-    place in the order); no signal takes a value on a honeypot that no real item shows."""
+    item-browser row, the answers to a label and its repeat, the row of their answer in "My last
+    labels", how the waiting count moved, the id's place in the order, a colleague's label on the
+    item they hold); no signal takes a value on a honeypot that no real item shows."""
     project = stream_with_gold
     Project.objects.filter(pk=project.pk).update(honeypot_rate=0.5, items_for_annotators=True,
                                                  show_prediction=True)
     user = member(project, "probe")
     reviewer = client_for(member(project, "rev", Membership.Role.REVIEWER))
-    signals = honeypot_signals.collect(project, user, client_for(user), reviewer, steps=40)
+    colleague = client_for(member(project, "colleague"))
+    signals = honeypot_signals.collect(project, user, client_for(user), reviewer, steps=40,
+                                       colleague=colleague)
     assert signals.gold and signals.real, "both kinds served"
     assert signals.separating() == {}
 
@@ -496,9 +500,10 @@ def test_a_reviewers_decision_reaches_the_learner_through_a_real_worker(transact
         worker.wait_for(lambda: Item.objects.filter(project=project, status=Item.Status.QUEUED).count() == 2,
                         60, "the worker to queue both items")
         item = Item.objects.get(project=project, seq=0)
-        for name, value in (("ann", "spam"), ("bob", "ham")):
-            answer = client_for(member(project, name)).post(
-                f"/projects/{project.pk}/items/{item.pk}/label", {"value": value})
+        for name, value in (("ann", "spam"), ("bob", "ham")):  # each is offered the item, labels it
+            person = client_for(member(project, name))
+            assert leased_item_id(person.get(f"/projects/{project.pk}/")) == item.pk
+            answer = person.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": value})
             assert answer.status_code == 302
         worker.wait_for(lambda: consensus.disagreements(project).filter(item=item).exists(), 60,
                         "the worker to find the item disputed")

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.models import Item, Membership, Project, Review
 from annotator.labelling.teams.reviews import decide, request_review
 from annotator.labelling.web.request import class_buttons
+from harness.chosen_labels import label_chosen
 from tests.support.app import digits_project, member, teach
 from tests.support.browser import SIZES, at_size, axe_violations, log_in, screenshot, wait_until
 
@@ -23,7 +23,7 @@ def reviewed_project() -> Project:
     project = digits_project(200, look_ahead=20, params={"delta": 0.3}, audit_rate=0.1)
     teach(project, member(project, "teacher"))
     first = Item.objects.filter(project=project, status=Item.Status.LABELLED).order_by("seq").first()
-    submit_label(project, first.pk, member(project, "bob"), (first.gold + 1) % 10)
+    label_chosen(project, first.pk, member(project, "bob"), (first.gold + 1) % 10)
     request_review(first, Review.Reason.DISAGREEMENT)
     return project
 

@@ -12,6 +12,7 @@ from django.test import Client
 
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Consensus, Item, Label, Membership, Review
+from harness.chosen_labels import lease_chosen, user_of
 from tests.support.app import client_for, digits_project, member
 from tests.support.html import parse
 
@@ -42,6 +43,8 @@ def team():
 
 
 def label(client: Client, project, item, value) -> None:
+    """The client's user labels ``item``, leased to them first (the queue offers the oldest)."""
+    lease_chosen(project, item.pk, user_of(client))
     answer = client.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": value}, **HX)
     assert answer.status_code == 200, [e.text for e in parse(answer.content).find_all("p")]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotator.labelling.annotation.actions import submit_label
 from annotator.labelling.models import Consensus, Item, Membership, Project, Review
 from annotator.labelling.teams.reviews import request_review
+from harness.chosen_labels import label_chosen
 from tests.support.app import member, text_project
 from tests.support.browser import SIZES, at_size, log_in, screenshot, wait_until
 from tests.support.html import parse
@@ -21,8 +21,8 @@ def _disagreement() -> tuple[Project, Item, Review]:
     project = text_project(["free cash now", "see you at lunch"])
     Item.objects.filter(project=project).update(status=Item.Status.QUEUED, queried=True, prediction="ham")
     item = Item.objects.get(project=project, seq=0)
-    submit_label(project, item.pk, member(project, "ann"), "spam")
-    submit_label(project, item.pk, member(project, "bob"), "ham")
+    label_chosen(project, item.pk, member(project, "ann"), "spam")
+    label_chosen(project, item.pk, member(project, "bob"), "ham")
     return project, item, request_review(item, Review.Reason.DISAGREEMENT)
 
 

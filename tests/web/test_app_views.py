@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from annotator.labelling.annotation.actions import LeasedToOtherError, lease_next, submit_label
+from annotator.labelling.annotation.actions import NotOfferedError, lease_next, submit_label
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import ImportJob, Item, Label, Membership
 from tests.support.app import SPAM, digits_project, leased_item_id, member, text_project
@@ -98,7 +98,7 @@ def test_lease_expiry_returns_the_item_and_late_labels_are_kept(project):
     c = member(project, "c")
     again = lease_next(project, c)
     assert again.pk == first.pk and again.lease_owner == c  # the expired lease went back to the queue
-    with pytest.raises(LeasedToOtherError):  # c holds it now: a's late label is refused
+    with pytest.raises(NotOfferedError):  # c holds it now: a's late label is refused
         submit_label(project, first.pk, a, first.gold)
     late = submit_label(project, second.pk, b, second.gold)  # expired, but nobody took it: accepted
     assert late.primary and late.seconds is not None

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from annotator.labelling.annotation.actions import lease_next, submit_label
+from annotator.labelling.annotation.actions import lease_next
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import Record, import_records
 from annotator.labelling.models import Honeypot, Item, Label, Membership
 from annotator.labelling.reporting.item_browser import BANDS, PAGE_SIZE
+from harness.chosen_labels import label_chosen
 from tests.support.app import digits_project, member, teach, text_project
 from tests.support.html import parse
 
@@ -160,8 +161,8 @@ def _two_opinions() -> tuple[Any, Item]:
     a, b = member(project, "a"), member(project, "b")
     item = Item.objects.filter(project=project, status="queued").order_by("seq").first()
     Item.objects.filter(pk=item.pk).update(overlap_k=2)
-    submit_label(project, item.pk, a, 1)
-    submit_label(project, item.pk, b, 2)
+    label_chosen(project, item.pk, a, 1)
+    label_chosen(project, item.pk, b, 2)
     return project, item
 
 

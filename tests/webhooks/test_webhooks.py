@@ -17,6 +17,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 from annotator.labelling.models import Item, Membership, WebhookDelivery, WebhookEndpoint
 from annotator.labelling.webhooks import addresses, delivery, events
 from annotator.labelling.worker import tasks
+from harness.chosen_labels import lease_chosen
 from harness.receiver import running_receiver
 from tests.support.app import Worker, member, queued_digits_project
 
@@ -35,6 +36,7 @@ def _label_one(project, user) -> Item:
     client = Client()
     client.force_login(user)
     item = Item.objects.filter(project=project, status=Item.Status.QUEUED).order_by("seq").first()
+    assert lease_chosen(project, item.pk, user)  # offered to them, as the queue offers the oldest
     response = client.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": str(item.gold)})
     assert response.status_code == 302, response.content
     return item

@@ -8,10 +8,14 @@ The locks are described in docs/architecture.md ("Celery tasks, the sweep and th
   concurrent annotators take different items without waiting for each other) and then sets
   it with a compare-and-set ``UPDATE ... WHERE status is still waiting``, so two annotators
   never get the same item, on any database (SQLite has no row locks but serialises writers).
-* A label is saved under the item's row lock. A label
-  for an item leased to another annotator (live lease) is refused. A label for an item whose
-  own lease expired is accepted if nobody labelled it yet; otherwise it is kept as an extra
-  opinion (``primary=False``) and never lost.
+* A label is saved under the item's row lock, and only on an item offered to its sender
+  (:func:`offered`, docs/teams.md "Who may label an item"): their lease, live or expired
+  (a late label: accepted if nobody labelled the item yet, otherwise kept as an extra opinion,
+  ``primary=False``, and never lost), or one whose lease passed from them to someone else
+  (:class:`~.models.LapsedLease`) while it still takes their label; their open honeypot is
+  answered before. Every other label is refused with ONE answer (:class:`NotOfferedError`),
+  whatever the item is, so the refusal never tells a honeypot, a disputed or a pending item
+  from a real one, and nobody settles an item the review pages decide.
 * Overlap (:mod:`.overlap`): an item with ``overlap_k > 1`` goes back to the queue after each
   label until ``overlap_k`` annotators gave a standing opinion; none of its opinions is primary
   until its consensus (:mod:`.consensus`), which the pipeline computes once they are all in.
@@ -46,6 +50,7 @@ from annotator.labelling.models import (
     Honeypot,
     Item,
     Label,
+    LapsedLease,
     LearnerState,
     Membership,
     Project,
@@ -60,7 +65,6 @@ from annotator.labelling.webhooks import outbox
 
 #: Attempts at the compare-and-set before giving up (other annotators took the candidates).
 LEASE_ATTEMPTS = 5
-LABELABLE = (Item.Status.QUEUED, Item.Status.LEASED, Item.Status.LABELLED, Item.Status.SKIPPED)
 #: Item columns a label submission reads and writes (the image and the vector stay in the table).
 LEASE_FIELDS = ("id", "project_id", "status", "lease_owner_id", "lease_expires", "overlap_k", "n_opinions")
 
@@ -95,7 +99,7 @@ def lease_next(project: Project, user: Any, another: bool = False) -> Item | Non
                 break
             found = (items.select_for_update(skip_locked=True)
                      .filter(waiting_q(now) & ~Q(skips__annotator=user)).exclude(labelled_by)
-                     .order_by("seq").values_list("pk", "seq").first())
+                     .order_by("seq").values_list("pk", "seq", "lease_owner_id").first())
             if found is None:
                 break
             pk = found[0]
@@ -104,9 +108,12 @@ def lease_next(project: Project, user: Any, another: bool = False) -> Item | Non
                 honeypot = maybe_serve(project, user, found[1])
                 if honeypot is not None:
                     return honeypot
-            if Item.objects.filter(pk=pk).filter(waiting_q(now)).update(
+            # the owner is part of the compare-and-set: the expired lease noted is the one taken
+            if Item.objects.filter(pk=pk, lease_owner_id=found[2]).filter(waiting_q(now)).update(
                     status=Item.Status.LEASED, lease_owner=user,
                     lease_expires=now + timedelta(seconds=project.lease_seconds)):
+                if found[2] != user.pk:  # another's expired lease: their late label stays welcome
+                    LapsedLease.note(pk, found[2])
                 break
             pk = None
         if pk is None:  # the user waits: the look-ahead counts them (see queue.active_annotators)
@@ -139,7 +146,43 @@ class NotChangeableError(ValueError):
 
 
 class LeasedToOtherError(ValueError):
-    """The item is leased to another annotator (a live lease)."""
+    """The review is leased to another reviewer (a live lease, :mod:`.teams.reviews`)."""
+
+
+#: THE answer to a label on an item not offered to its sender (:func:`offered`), whatever the item
+#: is: it names no item and no status (either would tell a honeypot or a disputed item apart)
+NOT_OFFERED = "this item is not yours to label: another annotator may hold it, or it takes no label from you"
+
+
+class NotOfferedError(ValueError):
+    """The item is not offered to the user (:func:`offered`); the message is always
+    :data:`NOT_OFFERED`."""
+
+    def __init__(self) -> None:
+        super().__init__(NOT_OFFERED)
+
+
+def offered(item: Item, user: Any, now: Any) -> bool:
+    """THE rule of which items take ``user``'s label (docs/teams.md, "Who may label an item"), for
+    ``item`` read under its row lock; their open honeypot is answered before this is asked, and a
+    repeat of their own label refused before it too. Offered: the item's lease is theirs (live, or
+    expired while nobody took it: a late label); or their lease on it passed to someone else
+    (:class:`~.models.LapsedLease`; not when they skipped it since), nobody holds a live lease on
+    it now and it still takes a label: waiting (queued, or leased with an expired lease), or
+    labelled without overlap (the late label is kept as an extra opinion). Never offered: an item
+    leased to someone else, another annotator's honeypot, an item never leased to ``user``
+    (pending, decided alone, queued, labelled, disputed), an overlapped item whose opinions are all
+    in (a late one would change or settle its consensus: reviewers decide on the review pages).
+
+    The lapsed-lease lookup runs for every item not leased to ``user``, whatever its status, so
+    the refusals cost the same statements."""
+    if item.status == Item.Status.LEASED and item.lease_owner_id == user.pk:
+        return True
+    lapsed = (LapsedLease.objects.filter(item_id=item.pk, annotator=user)
+              .exclude(Exists(Skip.objects.filter(item_id=item.pk, annotator=user))).exists())
+    if not lapsed or item.has_live_lease(now):
+        return False
+    return item.status in Item.AWAITING_LABEL or (item.status == Item.Status.LABELLED and item.overlap_k <= 1)
 
 
 def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label:
@@ -147,9 +190,9 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
 
     ``seconds`` on the label is the time since the lease began when ``user`` holds the lease,
     else None. Raises ``Item.DoesNotExist`` for an item not in the project, ValueError when the
-    value is not a class or the item was never queried, :class:`LeasedToOtherError` when
-    another annotator holds a live lease on it and :class:`DuplicateLabelError` when ``user``
-    already labelled it; nothing is stored then. A ``primary`` label, and the last opinion an
+    value is not a class, :class:`DuplicateLabelError` when ``user`` already labelled it (looked
+    at first, whatever the item is) and :class:`NotOfferedError` for any item not
+    :func:`offered` to ``user``; nothing is stored then. A ``primary`` label, and the last opinion an
     overlapped item waited for, need ``apply_labels`` (the caller's :func:`.send.labels_changed`
     when :func:`needs_pipeline`). The answer to ``user``'s open honeypot on the
     item is a non-primary label linked to the honeypot (``seconds`` since it was served).
@@ -171,10 +214,8 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
         if any(annotator == user.pk and undone is None for annotator, _, undone in earlier):
             raise DuplicateLabelError(f"you already labelled item {item.pk} (a double submission?); "
                                       "use undo to change it")
-        if item.status not in LABELABLE:  # the status is not named: it would tell gold items apart
-            raise ValueError(f"item {item.pk} is not waiting for a label")
-        if item.has_live_lease(now) and item.lease_owner_id != user.pk:
-            raise LeasedToOtherError("this item is leased to another annotator")
+        if not offered(item, user, now):
+            raise NotOfferedError()
         seconds = None
         if item.lease_owner_id == user.pk and item.lease_expires is not None:
             leased_at = item.lease_expires - timedelta(seconds=project.lease_seconds)
@@ -184,6 +225,8 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
         label = Label.objects.create(item=item, project=project, annotator=user, value=cls,
                                      seconds=seconds, primary=primary)
         hold_point("LABEL")
+        if item.status == Item.Status.LEASED and item.lease_owner_id != user.pk:
+            LapsedLease.note(item.pk, item.lease_owner_id)  # a late label ends another's expired lease
         item.n_opinions += 1
         if primary or (overlapped and item.n_opinions >= item.overlap_k):
             item.status, item.lease_owner_id, item.lease_expires = Item.Status.LABELLED, None, None
@@ -314,6 +357,8 @@ def undo_last_label(project: Project, user: Any) -> Item:
             _retract(project, label, item)  # not primary: only its row changes
             return item
         _retract(project, label, item)
+        if item.status == Item.Status.LEASED and item.lease_owner_id != user.pk:
+            LapsedLease.note(item.pk, item.lease_owner_id)  # an overlapped item leased to another meanwhile
         item.status, item.lease_owner = Item.Status.LEASED, user
         item.lease_expires = timezone.now() + timedelta(seconds=project.lease_seconds)
         item.save(update_fields=["status", "lease_owner", "lease_expires"])

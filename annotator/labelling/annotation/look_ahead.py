@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from annotator.labelling.models import Item, Label, Project
 
-from .actions import DuplicateLabelError, LeasedToOtherError, held_ids, lease_next, submit_label
+from .actions import DuplicateLabelError, NotOfferedError, held_ids, lease_next, submit_label
 
 #: Items leased to one annotator at once by the queue page (the current one and the next ones).
 #: Keys 60 ms apart outrun a 150 ms round trip by about 2.5 items; 6 leaves room for a slow answer.
@@ -53,8 +53,8 @@ def lease_ahead(project: Project, user: Any, n: int = HELD_ITEMS) -> list[Item]:
 @dataclass
 class Outcome:
     """What became of one label of a burst: stored (``label``), or refused with ``error`` and
-    the HTTP status a single request would have had (404: no such item, 409: the item is leased
-    to someone else or already labelled by this user, 400: not a class)."""
+    the HTTP status a single request would have had (404: no such item, 409: the item is not
+    offered to this user or already labelled by them, 400: not a class)."""
 
     item_id: int
     value: Any
@@ -82,7 +82,7 @@ def submit_burst(project: Project, user: Any, labels: list[tuple[int, Any]]) -> 
                 outcome.label = same
             else:
                 outcome.error, outcome.status = str(exc), 409
-        except LeasedToOtherError as exc:
+        except NotOfferedError as exc:
             outcome.error, outcome.status = str(exc), 409
         except ValueError as exc:
             outcome.error, outcome.status = str(exc), 400

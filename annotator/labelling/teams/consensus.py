@@ -43,6 +43,7 @@ from annotator.labelling.models import (
     ConsensusMethod,
     Item,
     Label,
+    LapsedLease,
     LearnerState,
     Project,
     Review,
@@ -317,6 +318,8 @@ def resolve(item: Item, value: Any, by: Any, method: str = ADJUDICATION, drawn: 
         row.save()
         sync_reviews(project.pk, [item.pk])
         if item.status in Item.AWAITING_LABEL:
+            if item.status == Item.Status.LEASED:  # the holder's late label stays an extra opinion
+                LapsedLease.note(item.pk, item.lease_owner_id)
             Item.objects.filter(pk=item.pk).update(status=Item.Status.LABELLED, lease_owner=None,
                                                    lease_expires=None)
         return row

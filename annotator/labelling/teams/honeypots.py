@@ -8,7 +8,9 @@ queue, overlap or the consensus). It is recorded as a :class:`~.models.Honeypot`
 until they answer (their answer is a non-primary :class:`~.models.Label`, never applied to the
 learner), skip or undo, exactly like a leased item: same panel, same URLs, same answers, the
 label counted in their progress, the waiting count one fewer while they hold it, the same
-answers to a repeat (a repeated label is 409 before the item's status is looked at). The items
+answers to a repeat (a repeated label is 409 before the item's status is looked at) and to
+anyone else's label (the one refusal of an item not offered, :func:`.actions.offered`), the
+answer listed in "My last labels" as any label. The items
 API shows annotators and reviewers no decision field at all (status, query flag, model version,
 prediction: null for every item). Only the project's admins see which items were honeypots
 (the annotator quality on the dashboard).

@@ -36,8 +36,8 @@ from django.views.decorators.http import require_GET, require_POST
 from annotator.labelling.annotation.actions import (
     RECENT_LABELS,
     DuplicateLabelError,
-    LeasedToOtherError,
     NotChangeableError,
+    NotOfferedError,
     change_label,
     lease_next,
     needs_pipeline,
@@ -163,9 +163,11 @@ def next_item(request: AppRequest, pk: int) -> HttpResponse:
 def label(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
     """Store the posted ``value`` for the item, then answer the next item.
 
-    The item must be leased to this user, waiting, or already labelled (a late submission is
-    kept as an extra opinion, see :func:`.actions.submit_label`). Refused: an item leased to
-    someone else or a double submission (409), a value that is not a class (400). For htmx the
+    The item must be offered to this user (:func:`.actions.offered`: their lease, live or
+    expired, or one whose lease passed from them while it still takes their label; a late label
+    on an item labelled since is kept as an extra opinion). Refused: any other item, with one
+    answer whatever it is (409, :data:`.actions.NOT_OFFERED`), a double submission (409), a
+    value that is not a class (400). For htmx the
     label and the lease of the next item are one transaction (one commit per key press).
     """
     project = project_for(request.user, pk)
@@ -179,7 +181,7 @@ def label(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
                 send.top_up_if_low(project)
     except Item.DoesNotExist:
         raise Http404("no such item in this project") from None
-    except (DuplicateLabelError, LeasedToOtherError) as exc:
+    except (DuplicateLabelError, NotOfferedError) as exc:
         return _refuse(request, project, str(exc), 409)
     except ValueError as exc:
         return _refuse(request, project, str(exc), 400)
