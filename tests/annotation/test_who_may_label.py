@@ -11,7 +11,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from annotator.labelling.annotation.actions import NOT_OFFERED, lease_next
@@ -28,17 +27,12 @@ from annotator.labelling.models import (
     Skip,
 )
 from harness.chosen_labels import label_chosen, lease_chosen
-from tests.support.app import leased_item_id, member, text_project
+from tests.support.app import client_for, leased_item_id, member, text_project
 from tests.support.html import error_text
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
 
-
-def _client(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _expire(item_id: int) -> None:
@@ -78,7 +72,7 @@ def refused():
         status=Item.Status.AUTO, gold="spam")
     Honeypot.objects.create(project=project, item_id=case["honeypot of another"], annotator=bob)
     assert lease_chosen(project, case["skipped"], ann)
-    assert _client(ann).post(f"/projects/{project.pk}/items/{case['skipped']}/skip").status_code == 302
+    assert client_for(ann).post(f"/projects/{project.pk}/items/{case['skipped']}/skip").status_code == 302
     assert lease_chosen(project, case["all opinions in"], ann)  # her lease lapses, two others answer
     _expire(case["all opinions in"])
     label_chosen(project, case["all opinions in"], bob, "ham")
@@ -97,7 +91,7 @@ def refused():
 def test_every_label_on_an_item_not_offered_gets_one_answer_and_stores_nothing(refused):
     project, ann, rev, case = refused
     others = {k: pk for k, pk in case.items() if k != "mine"}
-    client = _client(ann)
+    client = client_for(ann)
     before = _state(project)
     answers = {}
     for key, pk in others.items():
@@ -106,7 +100,7 @@ def test_every_label_on_an_item_not_offered_gets_one_answer_and_stores_nothing(r
             answers[key, value] = (response.status_code, response["Content-Type"], response.content)
     assert set(answers.values()) == {(409, "text/plain", NOT_OFFERED.encode())}, answers
     # a reviewer does not settle a disputed or agreed item from the queue's URL either
-    reviewer = _client(rev)
+    reviewer = client_for(rev)
     for key in ("disputed", "agreed", "settled"):
         response = reviewer.post(f"/projects/{project.pk}/items/{case[key]}/label", {"value": "spam"})
         assert (response.status_code, response.content) == (409, NOT_OFFERED.encode())
@@ -135,7 +129,7 @@ def test_the_flows_that_were_allowed_still_are():
     first, second, third, fourth, gold = Item.objects.filter(project=project).order_by("seq")[:5]
     Item.objects.filter(pk=fourth.pk).update(overlap_k=2)
     ann, bob = member(project, "ann"), member(project, "bob")
-    client, url = _client(ann), f"/projects/{project.pk}/items/%d/label"
+    client, url = client_for(ann), f"/projects/{project.pk}/items/%d/label"
     # her lease; a double submission is the 409 it always was; undo leases it back, she labels again
     assert leased_item_id(client.get(f"/projects/{project.pk}/")) == first.pk
     assert client.post(url % first.pk, {"value": "ham"}).status_code == 302
@@ -151,7 +145,7 @@ def test_the_flows_that_were_allowed_still_are():
     # her lease expired and bob took the item and labelled it: her late label is an extra opinion
     assert lease_next(project, ann).pk == third.pk
     _expire(third.pk)
-    bob_client = _client(bob)
+    bob_client = client_for(bob)
     assert leased_item_id(bob_client.get(f"/projects/{project.pk}/")) == third.pk
     refused = client.post(url % third.pk, {"value": "spam"})  # while bob holds it: refused
     assert (refused.status_code, refused.content) == (409, NOT_OFFERED.encode())
@@ -179,7 +173,7 @@ def test_an_undo_leasing_an_overlapped_item_back_keeps_the_holders_late_vote():
     project = text_project(["a", "b", "c"], overlap_k=2, overlap_fraction=1.0)
     Item.objects.filter(project=project).update(status=Item.Status.QUEUED, queried=True, overlap_k=2)
     first = Item.objects.filter(project=project).order_by("seq").first()
-    ann, bob = _client(member(project, "ann")), _client(member(project, "bob"))
+    ann, bob = client_for(member(project, "ann")), client_for(member(project, "bob"))
     url = f"/projects/{project.pk}/items/{first.pk}/label"
     assert leased_item_id(ann.get(f"/projects/{project.pk}/")) == first.pk
     assert ann.post(url, {"value": "ham"}).status_code == 302
@@ -199,7 +193,7 @@ def test_a_skip_ends_the_offer():
     first = Item.objects.filter(project=project).order_by("seq").first()
     user = member(project, "ann")
     LapsedLease.note(first.pk, user.pk)
-    client = _client(user)
+    client = client_for(user)
     assert leased_item_id(client.get(f"/projects/{project.pk}/")) == first.pk
     assert client.post(f"/projects/{project.pk}/items/{first.pk}/skip").status_code == 302
     assert Skip.objects.filter(item=first).exists()

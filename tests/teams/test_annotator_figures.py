@@ -15,17 +15,12 @@ from django.test import Client, override_settings
 from annotator.labelling.annotation.actions import lease_next
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Honeypot, Item, Label, Membership, Project
-from tests.support.app import digits_project, member, teach
+from tests.support.app import client_for, digits_project, member, teach
 from tests.support.html import parse
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
 
-
-def _client(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _metrics(client: Client, project: Project) -> dict[str, Any]:
@@ -55,8 +50,8 @@ def checked():
     Honeypot.objects.create(project=project, item=honeypot, annotator=ann)
     Project.objects.filter(pk=project.pk).update(honeypot_rate=0.3, dashboard_for_annotators=True)
     project.refresh_from_db()
-    admin = _client(member(project, "boss", Membership.Role.ADMIN))
-    return project, _client(ann), admin, real, honeypot
+    admin = client_for(member(project, "boss", Membership.Role.ADMIN))
+    return project, client_for(ann), admin, real, honeypot
 
 
 def test_a_label_or_a_honeypot_answer_moves_no_figure_an_annotator_sees(checked):
@@ -78,7 +73,7 @@ def test_a_label_or_a_honeypot_answer_moves_no_figure_an_annotator_sees(checked)
     update_project(project.pk)
     assert _metrics(ann, project) == before
     assert _panel(ann, project) == panel
-    other = _client(member(project, "ann2"))  # the snapshot is the project's, not one person's
+    other = client_for(member(project, "ann2"))  # the snapshot is the project's, not one person's
     assert _metrics(other, project) == before
 
     cache.clear()  # the snapshot expired: the next read builds a new one
@@ -127,7 +122,7 @@ def test_the_project_list_and_the_queue_show_one_waiting_count_while_a_honeypot_
     ann = member(project, "ann")
     honeypot = Item.objects.filter(project=project, status=Item.Status.AUTO, gold__isnull=False).first()
     Honeypot.objects.create(project=project, item=honeypot, annotator=ann)
-    client = _client(ann)
+    client = client_for(ann)
     queue = client.get(f"/projects/{project.pk}/")
     assert f'data-item="{honeypot.pk}"' in queue.content.decode()  # the honeypot is what it shows
     shown = _waiting(queue.content, id="waiting")
@@ -153,11 +148,11 @@ def test_the_waiting_count_moves_with_neither_a_label_nor_a_honeypot_answer():
     Honeypot.objects.create(project=project, item=honeypot, annotator=bob)
     assert Item.objects.filter(project=project).waiting().count() >= 3
     for user, item in ((ann, real), (bob, honeypot)):
-        client = _client(user)
+        client = client_for(user)
         shown = _waiting(client.get(f"/projects/{project.pk}/").content, id="waiting")
         answer = client.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": item.gold}, **HX)
         assert _waiting(answer.content, id="waiting") == shown, user.username
         assert _waiting(client.get("/").content, class_="waiting") == shown
     cache.clear()
-    assert _waiting(_client(ann).get("/").content, class_="waiting") == \
+    assert _waiting(client_for(ann).get("/").content, class_="waiting") == \
         Item.objects.filter(project=project).waiting().count()

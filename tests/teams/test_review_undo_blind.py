@@ -5,12 +5,11 @@ label (docs/teams.md, "Review"). Through the Django test client, and in Chromium
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from annotator.labelling.models import Consensus, Item, Membership, Project, Review
 from annotator.labelling.teams.reviews import request_review
 from harness.chosen_labels import label_chosen
-from tests.support.app import member, text_project
+from tests.support.app import client_for, member, text_project
 from tests.support.browser import SIZES, at_size, log_in, screenshot, wait_until
 from tests.support.html import parse
 
@@ -26,11 +25,6 @@ def _disagreement() -> tuple[Project, Item, Review]:
     return project, item, request_review(item, Review.Reason.DISAGREEMENT)
 
 
-def _client(user) -> Client:
-    c = Client()
-    c.force_login(user)
-    return c
-
 
 def _opinions(html: bytes) -> list[list[str]]:
     table = parse(html).find_all("table", id="opinions")[0]
@@ -40,7 +34,7 @@ def _opinions(html: bytes) -> list[list[str]]:
 @pytest.mark.django_db
 def test_a_reviewer_undoes_the_last_decision_and_decides_again():
     project, item, review = _disagreement()
-    rita = _client(member(project, "rita", Membership.Role.REVIEWER))
+    rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
     undo = f"/projects/{project.pk}/review/undo"
     assert rita.post(undo, **HX).status_code == 409  # nothing decided yet
     page = rita.get(f"/projects/{project.pk}/review/")
@@ -55,7 +49,7 @@ def test_a_reviewer_undoes_the_last_decision_and_decides_again():
     reopened = Review.objects.get(pk=review.pk)
     assert (reopened.value, reopened.decided_by, reopened.decided_at) == (None, None, None)
     # another reviewer cannot take it meanwhile
-    rob = _client(member(project, "rob", Membership.Role.REVIEWER))
+    rob = client_for(member(project, "rob", Membership.Role.REVIEWER))
     assert rob.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "ham"}).status_code == 409
     # her new decision replaces the old one as the item's label
     again = rita.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "ham"}, **HX)
@@ -69,9 +63,9 @@ def test_a_reviewer_undoes_the_last_decision_and_decides_again():
 @pytest.mark.django_db
 def test_blind_review_hides_the_annotators_names_and_is_a_console_setting():
     project, _, _ = _disagreement()
-    rita = _client(member(project, "rita", Membership.Role.REVIEWER))
+    rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
     assert _opinions(rita.get(f"/projects/{project.pk}/review/").content) == [["ann", "spam"], ["bob", "ham"]]
-    admin = _client(member(project, "boss", Membership.Role.ADMIN))
+    admin = client_for(member(project, "boss", Membership.Role.ADMIN))
     console = parse(admin.get(f"/projects/{project.pk}/console").content)
     assert console.find("input", name="blind_review").attrs["type"] == "checkbox"
     Project.objects.filter(pk=project.pk).update(blind_review=True)
