@@ -107,12 +107,16 @@ def _weighted_sample(correct: np.ndarray, prob: np.ndarray, name: str) -> tuple[
 
 def iw_estimate(s1: float, s2: float, m: int, n_seen: int) -> Estimate:
     """:func:`importance_weighted_accuracy` from its running sums over the ``m`` queried items:
-    ``s1`` = sum of c/q, ``s2`` = sum of c(1-q)/q^2 (kept incrementally by the app)."""
+    ``s1`` = sum of c/q, ``s2`` = sum of c(1-q)/q^2 (kept incrementally by the app).
+
+    The value and both ends are clipped to [0, 1]: the Horvitz-Thompson sum can pass ``n_seen``
+    when a few items drawn at a small q happen to be right (an accuracy of 103% says no more than
+    100%; docs/estimates.md); the interval's width still comes from the unclipped sum."""
     if n_seen <= 0 or m == 0:
         return Estimate(None, None, None, 0)
     value = s1 / n_seen
     half = Z95 * math.sqrt(max(0.0, s2) / n_seen**2)
-    return Estimate(value, max(0.0, value - half), min(1.0, value + half), m)
+    return Estimate(min(1.0, value), min(1.0, max(0.0, value - half)), min(1.0, value + half), m)
 
 
 #: metric -> True when larger is better (the replay marks the best setting with it)

@@ -10,6 +10,7 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score, precision_recall_fscore_support
 
 from learners.evaluation.coverage import Scenario, coverage, simulate
+from learners.evaluation.metrics import importance_weighted_accuracy
 from learners.evaluation.per_class import (
     Cells,
     auto_label_error,
@@ -133,3 +134,13 @@ def test_heavy_weights_still_cover_near_the_nominal_rate():
     cov = coverage(300, seed=5, scenario=Scenario(power=2.0))
     for name in ("precision:0", "recall:2", "macro_f1", "balanced_accuracy"):
         assert 0.90 <= cov[name] <= 0.99, (name, cov[name])
+
+
+def test_the_accuracy_estimate_never_passes_one():
+    """A few right items drawn at a small q can make the Horvitz-Thompson sum pass n: the
+    estimate and its interval are clipped to [0, 1] (docs/estimates.md); an unclipped sum below n
+    is reported as it is."""
+    over = importance_weighted_accuracy(np.ones(3), np.array([0.1, 0.1, 0.5]), n_seen=10)
+    assert (over.value, over.high) == (1.0, 1.0) and 0.0 <= over.low <= 1.0
+    under = importance_weighted_accuracy(np.array([1.0, 0.0, 1.0]), np.array([0.5, 0.5, 1.0]), n_seen=10)
+    assert under.value == pytest.approx(0.3)
