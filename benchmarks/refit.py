@@ -109,8 +109,8 @@ def measure(name: str, path: Path, cache: Path, runs: int,
               f"Held out: {n_held} items; batch logistic regression on every label of the other "
               f"{X.shape[0] - n_held}: **{_fmt(batch)}**.", "",
               "| learner | budget | labels (ratio) | online model | refit | exported | refit chosen "
-              "| self-trained | check: online / refit (weighted CV) | exported - batch (pt) |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| self-trained | neighbours | check: online / refit (weighted CV) | exported - batch (pt) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (algo, budget), cell in rows.items():
         gap = 100 * (np.mean(cell["holdout_exported"]) - np.mean(batch))
         lines.append(
@@ -119,6 +119,7 @@ def measure(name: str, path: Path, cache: Path, runs: int,
             f"| {_fmt(_col(cell, 'holdout_refit'))} | {_fmt(cell['holdout_exported'])} "
             f"| {int(sum(cell['refit_chosen']))} of {runs} "
             f"| {int(sum(cell['refit_self_trained']))} of {runs} "
+            f"| {int(sum(cell['refit_neighbours']))} of {runs} "
             f"| {np.nanmean(_col(cell, 'refit_cv_online')):.3f} / "
             f"{np.nanmean(_col(cell, 'refit_cv_refit')):.3f} "
             f"| {gap:+.2f} |")
@@ -188,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             "on the rest with the replay's budget; 'refit' is `learners.refit.refit` on its queried items "
             "(softmax regression; weights 1/q or flat and L2 chosen by the check; self-trained on the items "
             "it did not query when the check finds that better by more than one standard error: "
-            "'self-trained'); 'exported' is the model "
+            "'self-trained'; predicting with its nearest labelled and unlabelled rows when the check finds "
+            "that better by more than one standard error: 'neighbours'); 'exported' is the model "
             "an export keeps (the refit when it won the check: 5-fold cross-validation on the labels, "
             "accuracy weighted by 1/q); 'batch' is scikit-learn's logistic regression on every label of "
             "the stream. Accuracy on the held-out items, mean ± std over permutations "

@@ -33,7 +33,7 @@ import numpy as np
 
 from .base import Learner, state_from_bytes, state_to_bytes
 from .features import Featurizer, make_featurizer
-from .refit import LinearModel, RefitResult
+from .refit import NEIGHBOURS, LinearModel, RefitResult
 from .registry import from_state
 
 FORMAT = {"format": "learners-model", "version": 1}
@@ -74,6 +74,19 @@ def card_path(path: str | os.PathLike[str]) -> Path:
     return Path(path).with_suffix(".json")
 
 
+def refit_description(check: dict[str, Any]) -> str:
+    """What the refit of a check's record (:attr:`learners.refit.RefitResult.check`) is, in words:
+    its weighting and L2, whether it was self-trained and whether it predicts with neighbours."""
+    weights = "importance weights 1/q" if check.get("weighting") == "1/q" else "every label weighing 1"
+    parts = [f"softmax regression fitted on the labelled items with {weights}, l2 {check.get('l2', 0):g}"]
+    if check.get("pseudo_labels"):
+        parts.append(f"self-trained on {check.get('unlabelled', 0)} items without a label")
+    if (check.get("neighbours_at_prediction") or {}).get("used"):
+        parts.append(f"predicting with its {NEIGHBOURS} nearest of "
+                     f"{check['neighbours_at_prediction'].get('memory_rows')} rows it carries")
+    return "; ".join(parts) + " (docs/algorithms/refit.md)"
+
+
 def model_record(refit: RefitResult | None) -> dict[str, Any]:
     """The card's ``model`` record: which model predicts and how that was decided.
 
@@ -85,10 +98,9 @@ def model_record(refit: RefitResult | None) -> dict[str, Any]:
         return {"used": "online", "check": None,
                 "why": "no batch refit was tried; the online learner as the stream left it"}
     used = "refit" if refit.chosen == "refit" and refit.model is not None else "online"
-    what = ("softmax regression fitted on the labelled items with importance weights 1/q "
-            "(docs/algorithms/refit.md)")
     return {"used": used, "check": refit.check,
-            "why": (f"the batch refit ({what}) beat the online learner in the check" if used == "refit"
+            "why": (f"the batch refit ({refit_description(refit.check)}) beat the online learner in the check"
+                    if used == "refit"
                     else "the online learner as the stream left it: the batch refit "
                          + ("did not beat it in the check" if refit.model is not None
                             else "was not tried: " + str(refit.check.get("skipped"))))}

@@ -42,9 +42,15 @@ keeps it only when it beats the labels-only fit by more than one standard error 
 difference: where pseudo-labels do not help, the estimate's noise alone would otherwise pick
 them about half the time (they cost 0.1-0.4 points on held-out URLs).
 
+Neighbours at prediction: the final model may predict as the pseudo-labels are smoothed, its
+probabilities averaged with the class distribution of each row's nearest rows among the labels
+and the unlabelled items (:class:`LinearModel` ``memory``, carried by the model file). The check
+scores that on the same folds and keeps it by the same one-standard-error rule; it is tried only
+when labels and unlabelled items are at most :data:`MEMORY_MAX_ROWS` rows (docs/algorithms/refit.md).
+
 :class:`LinearModel` is plain arrays (no pickle): the columns the labels use, their weights and
-the intercepts, so a 2^19-column text model with 1,000 labels stores tens of thousands of
-weights, not millions.
+the intercepts (and, with neighbours, the memory's rows as CSR arrays), so a 2^19-column text
+model with 1,000 labels stores tens of thousands of weights, not millions.
 """
 
 from __future__ import annotations
@@ -76,6 +82,8 @@ MAX_ITER = 300
 #: URLs in 4 classes (docs/algorithms/refit.md), at a third of the cost of a converged fit
 SELF_TRAINING_MAX_ITER = 50
 FORMAT = "softmax-regression/1"
+#: the same with neighbours at prediction (a memory of rows); readers of FORMAT alone refuse it
+FORMAT_MEMORY = "softmax-regression+neighbours/1"
 #: at most this many unlabelled items per label (a seeded sample) are pseudo-labelled: they bound
 #: a self-trained fit's rows to 11 times a labels-only fit's (a 10% budget passes about 9)
 UNLABELLED_PER_LABEL = 10
@@ -86,14 +94,18 @@ NEIGHBOURS = 10
 OWN_WEIGHT = 0.5
 #: entries of a block of the similarity matrix computed at once (32 MB of float64)
 SIMILARITY_BLOCK = 4_000_000
+#: the neighbours at prediction (:class:`LinearModel` ``memory``) are tried only when the labels
+#: and unlabelled items together are at most this many rows: the model file carries them (AG News
+#: rows, a 384-d embedding and ~60 n-grams, about 3.7 kB each: 37 MB at the cap)
+MEMORY_MAX_ROWS = 10_000
 
 
 def steps(unlabelled: bool) -> int:
     """Steps :func:`refit` reports to its ``progress``: per fold the online learner and every
-    candidate (and, with unlabelled items, the best one self-trained), then the final fit (and
-    its self-trained fit); with unlabelled items, first the neighbourhood."""
+    candidate (and, with unlabelled items, the best one self-trained), then the neighbourhood, per
+    fold the neighbours at prediction, then the final fit (and its self-trained fit)."""
     extra = 1 if unlabelled else 0
-    return FOLDS * (1 + len(WEIGHTINGS) * len(L2_GRID) + extra) + 1 + 2 * extra
+    return FOLDS * (2 + len(WEIGHTINGS) * len(L2_GRID) + extra) + 2 + extra
 
 
 #: :func:`steps` of a refit without unlabelled items
@@ -102,13 +114,19 @@ STEPS = steps(False)
 
 @dataclass
 class LinearModel:
-    """A batch-fitted softmax regression over ``n_features`` columns.
+    """A batch-fitted softmax regression over ``n_features`` columns, with or without neighbours
+    at prediction.
 
     classes: the class values, in the learner's order. columns: int64 (m,) the feature columns
     with a weight (every other column weighs 0). coef: float (k, m). intercept: float (k,).
-    Scores of a row x: ``coef @ x[columns] + intercept`` (k,); prediction: the argmax (ties:
-    first class). For two classes :meth:`decision_function` gives the margin of ``classes[1]``,
-    as binary learners do.
+    Linear scores of a row x: ``coef @ x[columns] + intercept`` (k,) (:meth:`linear_scores`).
+    memory / memory_probs: None, or the rows the fit saw (CSR (r, n_features), each of L2 norm 1)
+    and a class distribution (r, k) for each (a label: its class, one-hot; an unlabelled item: the
+    fit's probabilities); then a row's class probabilities are the fit's, averaged with the mean
+    distribution of its :data:`NEIGHBOURS` nearest memory rows by cosine (:func:`smoothed_mean`),
+    and its class scores their logarithm. Prediction: the argmax of the class scores (ties: first
+    class). For two classes :meth:`decision_function` gives the margin of ``classes[1]``, as
+    binary learners do.
     """
 
     classes: list[Hashable]
@@ -117,11 +135,24 @@ class LinearModel:
     coef: np.ndarray
     intercept: np.ndarray
     l2: float = 1.0
+    memory: sp.csr_matrix | None = None
+    memory_probs: np.ndarray | None = None
 
-    def class_scores(self, X: Any) -> np.ndarray:
-        """Class scores (n, k) of a batch (2-D dense, sparse, or one 1-D row)."""
+    def linear_scores(self, X: Any) -> np.ndarray:
+        """The fit's own class scores (n, k) of a batch (2-D dense, sparse, or one 1-D row)."""
         M = as_csr(X, self.n_features)[:, self.columns]
         return np.asarray(M @ self.coef.T, dtype=float) + self.intercept
+
+    def class_scores(self, X: Any) -> np.ndarray:
+        """Class scores (n, k) of a batch: :meth:`linear_scores` without a memory, else the log of
+        the probabilities smoothed over the nearest memory rows (class docstring)."""
+        if self.memory is None or self.memory_probs is None:
+            return self.linear_scores(X)
+        rows = as_csr(X, self.n_features)
+        P = softmax(self.linear_scores(rows))
+        near = nearest(_unit_rows(rows), self.memory, NEIGHBOURS)
+        P = smoothed_mean(P, self.memory_probs[near].mean(axis=1), np.ones(len(P), dtype=bool))
+        return np.log(np.maximum(P, np.finfo(float).tiny))
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Margins (n,) for two classes (score of ``classes[1]`` minus ``classes[0]``), class
@@ -141,17 +172,24 @@ class LinearModel:
         return out
 
     def get_state(self) -> dict[str, Any]:
-        """``{"meta": JSON-able, "arrays": {...}}``, as a learner's state (``state_to_bytes``)."""
+        """``{"meta": JSON-able, "arrays": {...}}``, as a learner's state (``state_to_bytes``);
+        a model with a memory is format :data:`FORMAT_MEMORY` (its rows as float32 CSR arrays)."""
         meta = {"format": FORMAT, "classes": list(self.classes), "n_features": self.n_features,
                 "l2": self.l2}
-        return {"meta": meta, "arrays": {"columns": self.columns, "coef": self.coef,
-                                         "intercept": self.intercept}}
+        arrays = {"columns": self.columns, "coef": self.coef, "intercept": self.intercept}
+        if self.memory is not None and self.memory_probs is not None:
+            meta["format"] = FORMAT_MEMORY
+            arrays.update(memory_data=self.memory.data.astype(np.float32),
+                          memory_indices=self.memory.indices.astype(np.int32),
+                          memory_indptr=self.memory.indptr.astype(np.int64),
+                          memory_probs=self.memory_probs.astype(np.float32))
+        return {"meta": meta, "arrays": arrays}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> LinearModel:
         """Inverse of :meth:`get_state`; ValueError for another format or shapes that disagree."""
         meta, arrays = state["meta"], state["arrays"]
-        if meta.get("format") != FORMAT:
+        if meta.get("format") not in (FORMAT, FORMAT_MEMORY):
             raise ValueError(f"not a {FORMAT} model: {meta.get('format')!r}")
         columns = np.asarray(arrays["columns"], dtype=np.int64)
         coef = np.asarray(arrays["coef"], dtype=float)
@@ -160,7 +198,20 @@ class LinearModel:
         if coef.shape != (k, len(columns)) or intercept.shape != (k,) or (
                 len(columns) and (columns.min() < 0 or columns.max() >= n)):
             raise ValueError("the model's arrays do not fit its classes and width")
-        return cls(list(meta["classes"]), n, columns, coef, intercept, float(meta.get("l2", 1.0)))
+        memory = probs = None
+        if meta["format"] == FORMAT_MEMORY:
+            probs = np.asarray(arrays["memory_probs"], dtype=float)
+            indptr = np.asarray(arrays["memory_indptr"], dtype=np.int64)
+            indices = np.asarray(arrays["memory_indices"], dtype=np.int32)
+            data = np.asarray(arrays["memory_data"], dtype=np.float32)
+            if (probs.ndim != 2 or probs.shape[1] != k or not len(probs)
+                    or len(indptr) != len(probs) + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0)
+                    or indptr[-1] != len(indices) or len(data) != len(indices)
+                    or (len(indices) and (indices.min() < 0 or indices.max() >= n))):
+                raise ValueError("the model's memory does not fit its classes and width")
+            memory = sp.csr_matrix((data, indices, indptr), shape=(len(probs), n))
+        return cls(list(meta["classes"]), n, columns, coef, intercept, float(meta.get("l2", 1.0)),
+                   memory, probs)
 
 
 def importance_weights(query_probs: np.ndarray) -> np.ndarray:
@@ -240,12 +291,52 @@ def _unit_rows(M: sp.csr_matrix) -> sp.csr_matrix:
     return sp.csr_matrix(sp.diags(1.0 / norms) @ M)
 
 
+def softmax(S: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of class scores (n, k): probabilities (n, k)."""
+    P = np.exp(S - S.max(axis=1, keepdims=True))
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def nearest(queries: sp.csr_matrix, rows: sp.csr_matrix, k: int, offset: int | None = None) -> np.ndarray:
+    """int64 (m, k'): for each of the ``queries`` (m, d), the indices of its k' = min(k, r - (offset
+    is not None)) nearest ``rows`` (r, d) by dot product (cosine for rows of norm 1), nearest
+    first. ``offset``: the queries are rows ``offset ..`` of ``rows`` themselves, and none is its
+    own neighbour. Columns that more than half the rows use are multiplied as a dense float32 block
+    (BLAS), the rest as sparse products; :data:`SIMILARITY_BLOCK` similarities at a time."""
+    r = rows.shape[0]
+    k = min(k, r - (offset is not None))
+    dense = np.flatnonzero(np.bincount(rows.indices, minlength=rows.shape[1]) > r / 2)
+    sparse = np.setdiff1d(np.arange(rows.shape[1]), dense)
+    D = rows[:, dense].toarray().astype(np.float32)
+    Dq = queries[:, dense].toarray().astype(np.float32)
+    S_rows = rows[:, sparse].T.tocsc()
+    S_q = queries[:, sparse].tocsr()
+    index = np.empty((queries.shape[0], k), dtype=np.int64)
+    step = max(1, SIMILARITY_BLOCK // max(r, 1))
+    for lo in range(0, queries.shape[0], step):
+        hi = min(queries.shape[0], lo + step)
+        sim = Dq[lo:hi] @ D.T + (S_q[lo:hi] @ S_rows).toarray()
+        if offset is not None:
+            sim[np.arange(hi - lo), np.arange(offset + lo, offset + hi)] = -np.inf
+        top = np.argpartition(-sim, min(k, r - 1), axis=1)[:, :k]
+        order = np.argsort(-np.take_along_axis(sim, top, axis=1), axis=1, kind="stable")
+        index[lo:hi] = np.take_along_axis(top, order, axis=1)
+    return index
+
+
+def smoothed_mean(P: np.ndarray, mean: np.ndarray, has_neighbours: np.ndarray) -> np.ndarray:
+    """The neighbour smoothing, one rule for pseudo-labels and predictions: :data:`OWN_WEIGHT` x
+    P (a fit's probabilities, (m, c)) plus the rest x ``mean`` (m, c), the mean class distribution
+    of each row's neighbours; rows where ``has_neighbours`` (m,) is False keep P."""
+    return np.where(np.asarray(has_neighbours).reshape(-1, 1), OWN_WEIGHT * P + (1.0 - OWN_WEIGHT) * mean, P)
+
+
 @dataclass
 class Neighbourhood:
-    """Each unlabelled item's nearest items among the labelled and unlabelled ones.
+    """Each item's nearest items among the labelled and unlabelled ones.
 
-    index: int64 (u, K), row i: the K rows nearest unlabelled row i by cosine, nearest first, as
-    indices into the stacked rows ``[labelled (n); unlabelled (u)]`` (never row n + i itself).
+    index: int64 (n + u, K), row i: the K rows nearest stacked row i by cosine, nearest first, as
+    indices into the stacked rows ``[labelled (n); unlabelled (u)]`` (never row i itself).
     n_labelled: n.
     """
 
@@ -254,38 +345,25 @@ class Neighbourhood:
 
     @classmethod
     def of(cls, labelled: sp.csr_matrix, unlabelled: sp.csr_matrix, k: int) -> Neighbourhood:
-        """The ``k`` nearest rows of each unlabelled row (k < n + u). Columns that more than half
-        the rows use are multiplied as a dense float32 block (BLAS), the rest as sparse products; the
-        similarities are computed :data:`SIMILARITY_BLOCK` entries at a time."""
-        n, u = labelled.shape[0], unlabelled.shape[0]
+        """The ``k`` nearest rows of each row (k < n + u), by :func:`nearest`."""
         A = _unit_rows(sp.vstack([labelled, unlabelled], format="csr"))
-        dense = np.bincount(A.indices, minlength=A.shape[1]) > A.shape[0] / 2
-        D = A[:, np.flatnonzero(dense)].toarray().astype(np.float32)
-        S_cols = A[:, np.flatnonzero(~dense)].tocsr()
-        S_rows = S_cols.T.tocsc()
-        index = np.empty((u, k), dtype=np.int64)
-        step = max(1, SIMILARITY_BLOCK // A.shape[0])
-        for lo in range(0, u, step):
-            rows = np.arange(n + lo, n + min(u, lo + step))
-            sim = D[rows] @ D.T + (S_cols[rows] @ S_rows).toarray()
-            sim[np.arange(len(rows)), rows] = -np.inf
-            top = np.argpartition(-sim, k, axis=1)[:, :k]
-            order = np.argsort(-np.take_along_axis(sim, top, axis=1), axis=1, kind="stable")
-            index[lo:lo + len(rows)] = np.take_along_axis(top, order, axis=1)
-        return cls(index, n)
+        return cls(nearest(A, A, k, offset=0), labelled.shape[0])
 
-    def smoothed(self, P: np.ndarray, codes: np.ndarray, known: np.ndarray) -> np.ndarray:
-        """Pseudo-label probabilities (u, c): :data:`OWN_WEIGHT` x P (the fit's probabilities of
-        the unlabelled items, (u, c)) plus the rest x the mean, over the :data:`NEIGHBOURS` nearest
-        usable rows, of their one-hot class (a labelled row: ``codes`` (n,), usable where
-        ``known`` (n,) bool, the labels the fit saw) or their row of P (an unlabelled one). A row
-        with no usable neighbour keeps P."""
+    def smoothed(self, P: np.ndarray, codes: np.ndarray, known: np.ndarray,
+                 rows: np.ndarray | None = None, own: np.ndarray | None = None) -> np.ndarray:
+        """Probabilities smoothed over neighbours (:func:`smoothed_mean`) of the stacked ``rows``
+        (indices; default: the unlabelled ones, n .. n + u - 1) whose own probabilities are
+        ``own`` (len(rows), c; default P). P: the fit's probabilities of the unlabelled items (u,
+        c). A neighbour counts by its one-hot class (a labelled row: ``codes`` (n,), usable where
+        ``known`` (n,) bool, the labels the fit saw) or its row of P (an unlabelled one); the first
+        :data:`NEIGHBOURS` usable ones count, and a row with none keeps its own."""
+        index = self.index[self.n_labelled:] if rows is None else self.index[rows]
         table = np.vstack([np.eye(P.shape[1])[codes], P])
-        usable = np.concatenate([known, np.ones(P.shape[0], dtype=bool)])[self.index]
+        usable = np.concatenate([known, np.ones(P.shape[0], dtype=bool)])[index]
         usable &= np.cumsum(usable, axis=1) <= NEIGHBOURS
-        count = usable.sum(axis=1, keepdims=True)
-        mean = np.einsum("uk,ukc->uc", usable.astype(float), table[self.index]) / np.maximum(count, 1)
-        return np.where(count > 0, OWN_WEIGHT * P + (1.0 - OWN_WEIGHT) * mean, P)
+        count = usable.sum(axis=1)
+        mean = np.einsum("uk,ukc->uc", usable.astype(float), table[index]) / np.maximum(count, 1)[:, None]
+        return smoothed_mean(P if own is None else own, mean, count > 0)
 
 
 def self_trained(model: LinearModel, X: sp.csr_matrix, codes: np.ndarray, weights: np.ndarray,
@@ -298,9 +376,7 @@ def self_trained(model: LinearModel, X: sp.csr_matrix, codes: np.ndarray, weight
     sum(probabilities)`` (the pseudo-labels together weigh what the labels weigh); returns the
     same fit (``model.l2``) on labels and pseudo-labels, warm-started from ``model`` and stopped
     after :data:`SELF_TRAINING_MAX_ITER` iterations."""
-    S = model.class_scores(unlabelled)
-    P = np.exp(S - S.max(axis=1, keepdims=True))
-    P /= P.sum(axis=1, keepdims=True)
+    P = softmax(model.class_scores(unlabelled))
     if smooth is not None:
         P = smooth(P)
     confidence = P.max(axis=1)
@@ -417,36 +493,75 @@ def refit(fresh: Callable[[], Learner], X: Any, codes: np.ndarray, query_probs: 
     online_cv = float(w @ online_right / w.sum())
     scores = {c: float(w @ right / w.sum()) for c, right in refit_right.items()}
     best = max(candidates, key=lambda c: (scores[c], c[1]))  # ties: the stronger L2
-    best_score, pseudo = scores[best], False
-    if U is not None:
-        # twice the neighbours needed: a fold's own labels are skipped (Neighbourhood.smoothed)
-        hood = Neighbourhood.of(M, U, min(2 * NEIGHBOURS, n + U.shape[0] - 1))
-        step()
-        pseudo_right = np.zeros(n)
+    best_right, pseudo = refit_right[best], False
+    Ue = U if U is not None else sp.csr_matrix((0, M.shape[1]))
+    with_memory = n + Ue.shape[0] <= MEMORY_MAX_ROWS
+    # twice the neighbours needed: a fold's own labels are skipped (Neighbourhood.smoothed)
+    hood = Neighbourhood.of(M, Ue, 2 * NEIGHBOURS) if U is not None or with_memory else None
+    step()
+    fold_fits = [fold_models[(best, f)] for f in range(FOLDS)]
+    if U is not None and hood is not None:
+        pseudo_right, trained = np.zeros(n), []
         for f in range(FOLDS):
             train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
-            trained = self_trained(fold_models[(best, f)], M[train], codes[train],
-                                   fit_weights[best[0]][train], U,
-                                   partial(hood.smoothed, codes=codes, known=fold != f))
-            pseudo_right[test] = trained.predict_codes(M[test]) == codes[test]
+            trained.append(self_trained(fold_fits[f], M[train], codes[train], fit_weights[best[0]][train], U,
+                                        partial(hood.smoothed, codes=codes, known=fold != f)))
+            pseudo_right[test] = trained[f].predict_codes(M[test]) == codes[test]
             step()
         gain, se = paired_gain(pseudo_right, refit_right[best], w)
         pseudo = gain > se
         if pseudo:
-            best_score = float(w @ pseudo_right / w.sum())
+            best_right, fold_fits = pseudo_right, trained
         check.update(self_training={"gain": gain, "standard_error": se, "used": pseudo,
                                     "neighbours": NEIGHBOURS})
     del fold_models
+    if with_memory and hood is not None:
+        memory_right = _with_neighbours_right(hood, fold, fold_fits, M, codes, Ue, step)
+        gain, se = paired_gain(memory_right, best_right, w)
+        with_memory = gain > se
+        if with_memory:
+            best_right = memory_right
+        check.update(neighbours_at_prediction={"gain": gain, "standard_error": se, "used": with_memory,
+                                               "neighbours": NEIGHBOURS, "own_weight": OWN_WEIGHT,
+                                               "memory_rows": int(n + Ue.shape[0])})
+    else:
+        for _ in range(FOLDS):
+            step()  # counted when skipped too: the total is steps()
+        check.update(neighbours_at_prediction={"used": False, "skipped": (
+            f"{n + Ue.shape[0]} labels and unlabelled items, more than the {MEMORY_MAX_ROWS} rows a model "
+            "file carries")})
+    best_score = float(w @ best_right / w.sum())
     model = fit_softmax(M, codes, fit_weights[best[0]], classes, best[1])
     step()
     if U is not None:
         if pseudo:
+            assert hood is not None
             model = self_trained(model, M, codes, fit_weights[best[0]], U,
                                  partial(hood.smoothed, codes=codes, known=np.ones(n, dtype=bool)))
         step()  # counted when skipped too: the total is steps(True)
+    if with_memory:
+        model.memory = _unit_rows(sp.vstack([M, Ue], format="csr")).astype(np.float32)
+        model.memory_probs = np.vstack([np.eye(len(classes))[codes], softmax(model.linear_scores(Ue))])
     chosen = "refit" if best_score > online_cv else "online"
     check.update(online_accuracy=online_cv, refit_accuracy=best_score, weighting=best[0], l2=best[1],
                  pseudo_labels=pseudo,
                  refit_accuracy_by_candidate={f"{c[0]}, l2 {c[1]:g}": v for c, v in scores.items()},
                  chosen=chosen)
     return RefitResult(model, chosen, online_cv, best_score, check)
+
+
+def _with_neighbours_right(hood: Neighbourhood, fold: np.ndarray, fold_fits: list[LinearModel],
+                           M: sp.csr_matrix, codes: np.ndarray, unlabelled: sp.csr_matrix,
+                           step: Callable[[], None]) -> np.ndarray:
+    """0/1 (n,): whether each label's class is predicted with neighbours, as an exported model with
+    a memory predicts (:class:`LinearModel`): per fold f, ``fold_fits[f]`` (fitted without the
+    fold's labels) smoothed over each of the fold's rows' nearest rows among the other folds' labels
+    (``codes`` (n,)) and the ``unlabelled`` rows (u, d), those weighing by the fit's probabilities."""
+    right = np.zeros(len(codes))
+    for f, model in enumerate(fold_fits):
+        test = np.flatnonzero(fold == f)
+        P = softmax(model.linear_scores(unlabelled))
+        blended = hood.smoothed(P, codes, fold != f, rows=test, own=softmax(model.linear_scores(M[test])))
+        right[test] = blended.argmax(axis=1) == codes[test]
+        step()
+    return right

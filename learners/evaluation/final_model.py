@@ -44,14 +44,16 @@ def final_model_metrics(setting: Setting, learner: Learner, trace: Trace, Xs: sp
                         held: tuple[sp.csr_matrix, np.ndarray] | None = None) -> dict[str, float]:
     """Metrics of the refit after a replay: ``refit_chosen`` (1 when the refit beat the online
     learner in the check, else 0), ``refit_self_trained`` (1 when the refit is the self-trained
-    fit, else 0), ``refit_cv_online`` / ``refit_cv_refit`` (the check's
+    fit, else 0), ``refit_neighbours`` (1 when it predicts with neighbours, else 0),
+    ``refit_cv_online`` / ``refit_cv_refit`` (the check's
     importance-weighted accuracies; absent when there were too few labels to try); with ``held``
     (rows, codes) also ``holdout_online``, ``holdout_refit`` (absent untried) and
     ``holdout_exported`` (accuracy on the held-out items of the online learner, of the refit,
     and of the one kept)."""
     result = refit_stream(setting, learner, trace, Xs, ys, task, seed)
     out = {"refit_chosen": float(result.chosen == "refit"),
-           "refit_self_trained": float(bool(result.check.get("pseudo_labels")))}
+           "refit_self_trained": float(bool(result.check.get("pseudo_labels"))),
+           "refit_neighbours": float(bool((result.check.get("neighbours_at_prediction") or {}).get("used")))}
     if result.online_cv is not None and result.refit_cv is not None:
         out.update(refit_cv_online=result.online_cv, refit_cv_refit=result.refit_cv)
     if held is not None:

@@ -16,6 +16,7 @@ from sklearn.linear_model import LogisticRegression
 import learners
 from learners.base import state_from_bytes, state_to_bytes
 from learners.features import default_config, make_featurizer
+from learners.model_file import refit_description
 from learners.refit import (
     MAX_WEIGHT,
     NEIGHBOURS,
@@ -165,10 +166,10 @@ def test_the_neighbourhood_is_the_nearest_rows_by_cosine_never_the_item_itself(m
     monkeypatch.setattr("learners.refit.SIMILARITY_BLOCK", 90 * 7)  # 7 rows per block
     hood = Neighbourhood.of(rows[:30], rows[30:], 6)
     unit = rows.toarray() / np.linalg.norm(rows.toarray(), axis=1, keepdims=True)
-    sim = unit[30:] @ unit.T
-    sim[np.arange(60), 30 + np.arange(60)] = -np.inf
-    assert hood.index.shape == (60, 6) and hood.n_labelled == 30
-    assert not np.any(hood.index == (30 + np.arange(60))[:, None])
+    sim = unit @ unit.T
+    sim[np.arange(90), np.arange(90)] = -np.inf
+    assert hood.index.shape == (90, 6) and hood.n_labelled == 30
+    assert not np.any(hood.index == np.arange(90)[:, None])
     np.testing.assert_array_equal(hood.index, np.argsort(-sim, axis=1, kind="stable")[:, :6])
 
 
@@ -178,7 +179,7 @@ def test_a_pseudo_label_is_averaged_with_the_labels_the_fit_saw_and_the_other_it
     unseen labels: it keeps its own probabilities."""
     P = np.array([[0.8, 0.2], [0.6, 0.4]])
     index = np.array([[0, 1, 2, 4] + [0] * (2 * NEIGHBOURS - 4), [1] * (2 * NEIGHBOURS)])
-    hood = Neighbourhood(index, n_labelled=3)
+    hood = Neighbourhood(np.vstack([np.zeros((3, 2 * NEIGHBOURS), dtype=int), index]), n_labelled=3)
     known = np.array([True, False, True])
     out = hood.smoothed(P, np.array([1, 1, 1]), known)
     usable = [[0.0, 1.0], [0.0, 1.0], P[1]] + [[0.0, 1.0]] * (NEIGHBOURS - 3)  # rows 0, 2, u1, 0...
@@ -212,13 +213,13 @@ def test_progress_counts_every_step_and_its_exception_stops_the_fit():
     seen: list[int] = []
     fresh = lambda: learners.make("mpea", n_features=6, classes=[0, 1, 2])  # noqa: E731
     with_progress = refit(fresh, sp.csr_matrix(X), y, q, progress=seen.append)
-    assert seen == list(range(1, STEPS + 1)) and STEPS == 26
+    assert seen == list(range(1, STEPS + 1)) and STEPS == 32
     plain = refit(fresh, sp.csr_matrix(X), y, q)
     assert with_progress.check == plain.check and np.array_equal(with_progress.model.coef, plain.model.coef)
     seen.clear()  # with unlabelled items: the neighbourhood, a self-trained fit per fold, one at the end
     unlabelled = sp.csr_matrix(blobs(50, 3, seed=6)[0])
     refit(fresh, sp.csr_matrix(X), y, q, progress=seen.append, unlabelled=unlabelled)
-    assert seen == list(range(1, steps(True) + 1)) and steps(True) == 33 and steps(False) == STEPS
+    assert seen == list(range(1, steps(True) + 1)) and steps(True) == 38 and steps(False) == STEPS
 
     def stop(step: int) -> None:
         if step == 3:
@@ -261,7 +262,7 @@ def test_an_exported_refit_predicts_raw_items_without_django_or_pickle(tmp_path)
     learners.save_model(tmp_path / "news.npz", lrn, f, {"algorithm": "mpea"}, refit=result)
     card = json.loads((tmp_path / "news.json").read_text())
     assert card["model"]["used"] == "refit" and card["model"]["check"]["chosen"] == "refit"
-    assert "importance weights 1/q" in card["model"]["why"]
+    assert refit_description(result.check) in card["model"]["why"]
     with np.load(tmp_path / "news.npz", allow_pickle=False) as npz:
         assert "refit" in npz.files and npz["refit"].dtype == np.uint8
     (tmp_path / "held_out.json").write_text(json.dumps(held_out))
@@ -274,6 +275,55 @@ def test_an_exported_refit_predicts_raw_items_without_django_or_pickle(tmp_path)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[2])
     assert json.loads(out.stdout) == expected
+
+
+def xor(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Four blobs at (+-2, +-2), the class the sign of x * y: no linear model separates them."""
+    rng = np.random.default_rng(seed)
+    X = rng.choice([-2.0, 2.0], size=(n, 2)) + rng.normal(scale=0.5, size=(n, 2))
+    return np.hstack([X, np.ones((n, 1))]), (X[:, 0] * X[:, 1] > 0).astype(int)
+
+
+def test_neighbours_at_prediction_are_kept_where_they_help_and_travel_in_the_model_file(tmp_path):
+    """On XOR the softmax regression is a coin toss and its neighbours are right: the check keeps
+    them, the file carries them (no pickle) and the loaded model predicts as the fitted one."""
+    X, y = xor(300, seed=1)
+    q = np.random.default_rng(2).uniform(0.3, 1.0, size=300)
+    fresh = lambda: learners.make("paa-i", n_features=3, classes=["odd", "even"])  # noqa: E731
+    result = refit(fresh, sp.csr_matrix(X), y, q)
+    record = result.check["neighbours_at_prediction"]
+    assert record["used"] and record["gain"] > max(record["standard_error"], 0.3), record
+    assert record["memory_rows"] == 300 and result.chosen == "refit"
+    Xh, yh = xor(200, seed=3)
+    assert np.mean(result.model.predict_codes(Xh) == yh) > 0.95
+    m = result.model
+    plain = LinearModel(m.classes, 3, m.columns, m.coef, m.intercept)  # the same fit, no memory
+    assert np.mean(plain.predict_codes(Xh) == yh) < 0.75
+
+    f = make_featurizer({"kind": "vectors", "n_features": 3})
+    learners.save_model(tmp_path / "xor.npz", fresh(), f, {}, refit=result)
+    loaded = learners.load_model(tmp_path / "xor.npz")
+    assert "nearest of 300 rows" in loaded.card["model"]["why"]
+    np.testing.assert_array_equal(loaded.refit.predict_codes(Xh), result.model.predict_codes(Xh))
+    raw = [[[j, float(v)] for j, v in enumerate(row)] for row in Xh]  # the vectors kind's sparse pairs
+    assert loaded.predict(raw) == result.model.predict(Xh).tolist()
+    np.testing.assert_allclose(loaded.decision_function(raw), result.model.decision_function(Xh),
+                               rtol=1e-5, atol=1e-5)
+
+    state = result.model.get_state()
+    state["arrays"]["memory_probs"] = state["arrays"]["memory_probs"][:, :1]
+    with pytest.raises(ValueError, match="memory does not fit"):
+        LinearModel.from_state(state)
+
+
+def test_neighbours_that_change_nothing_are_refused():
+    """Blobs a line separates: with and without neighbours the fit is as right, so the one-standard-
+    error rule keeps the plain regression (and the file carries no rows)."""
+    X, y = blobs(300, 2, seed=6)
+    result = refit(lambda: learners.make("paa-i", n_features=6, classes=[0, 1]), sp.csr_matrix(X), y,
+                   np.ones(300))
+    assert not result.check["neighbours_at_prediction"]["used"] and result.model.memory is None
+    assert result.model.get_state()["meta"]["format"] == "softmax-regression/1"
 
 
 def test_a_refit_that_lost_is_not_exported_and_the_card_says_so(tmp_path):

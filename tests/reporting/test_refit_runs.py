@@ -98,6 +98,9 @@ def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, s
     assert (f"Self-training on {decided} items the model decided alone (each guessed label averaged "
             "with its 10 nearest items')") in panel
     assert f'{figures["self_training"]["gain"]:.3f}' in panel
+    nb = figures["neighbours_at_prediction"]
+    assert nb["memory_rows"] == labels + decided and f'{nb["gain"]:.3f}' in panel
+    assert "Predicting with each item's 10 nearest labelled and model-decided items" in panel
 
     # the export now holds the stored refit of every label; the card says where it came from
     card = _card(client, project)
