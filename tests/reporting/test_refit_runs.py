@@ -128,6 +128,15 @@ def test_the_job_fits_every_label_the_export_uses_it_until_it_is_stale(client, s
     panel = client.get(f"/projects/{project.pk}/console/refit").content.decode()
     assert "stale" in panel and "newest 40 labels" in panel
 
+    # a refit at the new version: the earlier version's model can never be current again, so its
+    # bytes go (its figures stay for the history); the new one is what an export uses
+    second = refit_runs.run(refit_runs.start(project, admin)[0].pk)
+    job.refresh_from_db()
+    assert second.status == "done" and second.model_version > job.model_version
+    assert job.model is None and job.figures == figures
+    assert refit_runs.current_run(project, LearnerState.objects.get(project=project)) == second
+    assert second.model is not None
+
 
 @pytest.mark.django_db
 def test_the_unlabelled_sample_is_bounded_seeded_and_only_items_the_model_decided(settings):

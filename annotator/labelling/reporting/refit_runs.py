@@ -232,6 +232,10 @@ def run(run_id: int) -> RefitRun | None:
     with jobs.finishing(job) as held:
         if held:
             RefitRun.objects.filter(pk=job.pk).update(finished=timezone.now(), **outcome)
+            if outcome["status"] == RefitRun.Status.DONE:
+                # a model version never comes back, so an earlier version's model can never be
+                # current again: its bytes (up to tens of MB with neighbours) go, its figures stay
+                project.refit_runs.filter(model_version__lt=version).exclude(model=None).update(model=None)
     job.refresh_from_db()
     return job
 
