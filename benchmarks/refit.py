@@ -77,40 +77,53 @@ def _col(cell: dict[str, list[float]], key: str) -> list[float]:
     return cell.get(key, [float("nan")])
 
 
-def measure(name: str, path: Path, cache: Path, runs: int,
-            default_only: bool = False) -> tuple[list[str], list[str]]:
-    """The stream's section and its summary rows (module docstring); ``default_only``: the default
-    learner's rows alone."""
+#: one permutation's outcome: the batch fit's held-out accuracy, and per (learner, budget) its metrics
+RunOutcome = tuple[float, dict[tuple[str, float], dict[str, float]]]
+
+
+def measure_run(name: str, path: Path, cache: Path, run: int, default_only: bool = False) -> RunOutcome:
+    """Permutation ``run`` of the stream: the batch fit's held-out accuracy and, per (learner,
+    budget), :func:`final_model_metrics` with the query ratio (module docstring); ``default_only``:
+    the default learner alone."""
+    stream = stream_named(name)
+    X, y = featurized(path, stream.kind, DEFAULT[stream.kind], cache)
+    task = make_task(y)
+    Xp, yp = permuted(X, task, SEED, run)
+    Xs, ys, Xh, yh = split_held_out(Xp, yp, HELD_OUT)
+    batch = batch_all_labels(Xs, ys, Xh, yh)
+    cells: dict[tuple[str, float], dict[str, float]] = {}
+    for algo in LEARNERS[task.binary][:1] if default_only else LEARNERS[task.binary]:
+        for budget in BUDGETS:
+            setting = Setting(algo, validate_params(algo, {}), budget=budget)
+            learner, trace = replay_setting(setting, Xs, ys, task, SEED, run)
+            out = final_model_metrics(setting, learner, trace, Xs, ys, task, seed=run, held=(Xh, yh))
+            out["query_ratio"] = float(trace.queried.mean())
+            cells[(algo, budget)] = out
+            print(name, algo, budget, run, {k: round(v, 4) for k, v in out.items()},
+                  f"batch {batch:.4f}", file=sys.stderr, flush=True)
+    return batch, cells
+
+
+def section(name: str, path: Path, cache: Path, per_run: list[RunOutcome]) -> tuple[list[str], list[str]]:
+    """The stream's section and its summary rows from its permutations' :func:`measure_run`."""
     stream = stream_named(name)
     fname = DEFAULT[stream.kind]
     X, y = featurized(path, stream.kind, fname, cache)
-    task = make_task(y)
+    runs = len(per_run)
+    batch = [b for b, _ in per_run]
     rows: dict[tuple[str, float], dict[str, list[float]]] = {}
-    batch = []
-    lines: list[str] = []
-    summary: list[str] = []
-    for run in range(runs):
-        Xp, yp = permuted(X, task, SEED, run)
-        Xs, ys, Xh, yh = split_held_out(Xp, yp, HELD_OUT)
-        batch.append(batch_all_labels(Xs, ys, Xh, yh))
-        for algo in LEARNERS[task.binary][:1] if default_only else LEARNERS[task.binary]:
-            for budget in BUDGETS:
-                setting = Setting(algo, validate_params(algo, {}), budget=budget)
-                learner, trace = replay_setting(setting, Xs, ys, task, SEED, run)
-                out = final_model_metrics(setting, learner, trace, Xs, ys, task, seed=run, held=(Xh, yh))
-                out["query_ratio"] = float(trace.queried.mean())
-                cell = rows.setdefault((algo, budget), {})
-                for key, value in out.items():
-                    cell.setdefault(key, []).append(value)
-                print(name, algo, budget, run, {k: round(v, 4) for k, v in out.items()},
-                      f"batch {batch[-1]:.4f}", file=sys.stderr, flush=True)
+    for _, cells in per_run:
+        for key, out in cells.items():
+            for metric, value in out.items():
+                rows.setdefault(key, {}).setdefault(metric, []).append(value)
     n_held = round(HELD_OUT * X.shape[0])
-    lines += [f"## {name} ({X.shape[0]} items, {len(task.classes)} classes, featurizer `{fname}`)", "",
-              f"Held out: {n_held} items; batch logistic regression on every label of the other "
-              f"{X.shape[0] - n_held}: **{_fmt(batch)}**.", "",
-              "| learner | budget | labels (ratio) | online model | refit | exported | refit chosen "
-              "| self-trained | neighbours | check: online / refit (weighted CV) | exported - batch (pt) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [f"## {name} ({X.shape[0]} items, {len(make_task(y).classes)} classes, featurizer `{fname}`)", "",
+             f"Held out: {n_held} items; batch logistic regression on every label of the other "
+             f"{X.shape[0] - n_held}: **{_fmt(batch)}**.", "",
+             "| learner | budget | labels (ratio) | online model | refit | exported | refit chosen "
+             "| self-trained | neighbours | check: online / refit (weighted CV) | exported - batch (pt) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    summary: list[str] = []
     for (algo, budget), cell in rows.items():
         gap = 100 * (np.mean(cell["holdout_exported"]) - np.mean(batch))
         lines.append(
@@ -125,13 +138,16 @@ def measure(name: str, path: Path, cache: Path, runs: int,
             f"| {gap:+.2f} |")
         summary.append(f"| {name} | {algo} | {budget:.0%} | {np.mean(cell['holdout_online']):.3f} "
                        f"| {np.mean(cell['holdout_exported']):.3f} | {np.mean(batch):.3f} | {gap:+.2f} |")
-    lines.append("")
+    per_perm = ", ".join(f"{budget:.0%}: " + " / ".join(
+        f"{100 * (cells[(algo, budget)]['holdout_exported'] - b):+.2f}" for b, cells in per_run)
+        for algo, budget in rows)
+    lines += ["", f"Exported - batch per permutation (pt), {per_perm}.", ""]
     return lines, summary
 
 
-def _measure(job: tuple[str, Path, Path, int, bool]) -> tuple[list[str], list[str]]:
+def _measure_run(job: tuple[str, Path, Path, int, bool]) -> RunOutcome:
     with threadpool_limits(1):
-        return measure(*job)
+        return measure_run(*job)
 
 
 def command(args: argparse.Namespace) -> str:
@@ -162,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"comma-separated, of {', '.join([*STREAMS, *UNSEEN_STREAMS])} "
                         "(default: the first five)")
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--jobs", type=int, default=2, help="streams measured at once (forked processes)")
+    p.add_argument("--jobs", type=int, default=2,
+                   help="permutations measured at once, of any stream (forked processes)")
     p.add_argument("--default-only", action="store_true",
                    help="only a new project's default learner (auto), not the best single learner too")
     p.add_argument("--cache", default=str(default_cache()))
@@ -173,9 +190,13 @@ def main(argv: list[str] | None = None) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     names = [s for s in args.streams.split(",") if s]
     paths = prepare(cache, names)
-    jobs = [(name, paths[name], cache, args.runs, args.default_only) for name in names]
+    for name in names:  # featurized once, before the permutations read the cache at once
+        featurized(paths[name], stream_named(name).kind, DEFAULT[stream_named(name).kind], cache)
+    jobs = [(name, paths[name], cache, run, args.default_only) for name in names for run in range(args.runs)]
     with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("fork")) as pool:
-        parts = list(pool.map(_measure, jobs))
+        results = list(pool.map(_measure_run, jobs))
+    parts = [section(name, paths[name], cache, results[i * args.runs:(i + 1) * args.runs])
+             for i, name in enumerate(names)]
     lines = [line for section, _ in parts for line in section]
     summary = [row for _, rows in parts for row in rows]
     minutes = (time.monotonic() - t0) / 60
@@ -183,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             f"Written by `{command(args)}` in {minutes:.1f} min, "
             f"load average {load0:.1f} at the "
             f"start and {os.getloadavg()[0]:.1f} at the end (2 cores shared with other work), "
-            f"{args.runs} permutations, {min(args.jobs, len(names))} streams at once.{unseen_note(names)} "
+            f"{args.runs} permutations, {min(args.jobs, len(jobs))} at once.{unseen_note(names)} "
             f"Each permutation's last "
             f"{HELD_OUT:.0%} is held out; the learner runs "
             "on the rest with the replay's budget; 'refit' is `learners.refit.refit` on its queried items "
