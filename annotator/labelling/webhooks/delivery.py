@@ -83,15 +83,52 @@ def signed_headers(secret: str, msg_id: str, body: str, now: datetime | None = N
 FAILURES = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, CertificateError)
 
 
-class _Watched:
-    """Mixin for urllib3's connections: keeps the raw socket as soon as it exists (before a TLS
-    handshake), so that :class:`_Watchdog` can cut it at any point of the exchange."""
+class _Watchdog:
+    """Cuts a connection's socket (``shutdown``: a blocked read or write returns at once) when
+    ``seconds`` of wall-clock time have passed, at whatever point of the exchange: a socket made
+    after that is cut as soon as it exists. ``fired`` tells that the time ran out."""
 
-    raw_socket: socket.socket | None = None
+    def __init__(self, seconds: float) -> None:
+        self.fired = False
+        self.sock: socket.socket | None = None
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(seconds, self._fire)
+        self.timer.daemon = True
+
+    def _cut(self) -> None:
+        if self.sock is not None:
+            with contextlib.suppress(OSError):  # closed already
+                self.sock.shutdown(socket.SHUT_RDWR)
+
+    def _fire(self) -> None:
+        with self.lock:
+            self.fired = True
+            self._cut()
+
+    def attach(self, sock: socket.socket) -> None:
+        """The connection's raw socket, as soon as it is connected (before a TLS handshake)."""
+        with self.lock:
+            self.sock = sock
+            if self.fired:
+                self._cut()
+
+    def __enter__(self) -> _Watchdog:
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.cancel()
+        self.timer.join()  # never cut a socket after it was closed (its number may be reused)
+
+
+class _Watched:
+    """Mixin for urllib3's connections: hands the raw socket to its :class:`_Watchdog`."""
+
+    watchdog: _Watchdog
 
     def _new_conn(self) -> socket.socket:
         sock: socket.socket = super()._new_conn()  # type: ignore[misc]
-        self.raw_socket = sock
+        self.watchdog.attach(sock)
         return sock
 
 
@@ -101,31 +138,6 @@ class _WatchedHTTPConnection(_Watched, HTTPConnection):
 
 class _WatchedHTTPSConnection(_Watched, HTTPSConnection):
     pass
-
-
-class _Watchdog:
-    """Cuts ``conn``'s socket (``shutdown``: a blocked read or write returns at once) when
-    ``seconds`` of wall-clock time have passed; ``fired`` tells that it did."""
-
-    def __init__(self, conn: _Watched, seconds: float) -> None:
-        self.conn, self.fired = conn, False
-        self.timer = threading.Timer(seconds, self._cut)
-        self.timer.daemon = True
-
-    def _cut(self) -> None:
-        self.fired = True
-        sock = self.conn.raw_socket
-        if sock is not None:
-            with contextlib.suppress(OSError):  # closed already
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def __enter__(self) -> _Watchdog:
-        self.timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.timer.cancel()
-        self.timer.join()  # never cut a socket after it was closed (its number may be reused)
 
 
 def post(url: str, secret: str, msg_id: str, body: str) -> int:
@@ -147,8 +159,9 @@ def post(url: str, secret: str, msg_id: str, body: str) -> int:
         conn = _WatchedHTTPConnection(str(ip), target.port, timeout=seconds)
     late = f"no complete answer within {seconds:g} s (WEBHOOK_TIMEOUT_SECONDS)"
     started = time.monotonic()
+    conn.watchdog = watchdog = _Watchdog(seconds)
     try:
-        with _Watchdog(conn, seconds) as watchdog:
+        with watchdog:
             try:
                 conn.request("POST", target.path, body=body.encode(), headers=headers, preload_content=False)
                 response = conn.getresponse()
