@@ -91,11 +91,12 @@ def test_a_honeypot_answer_changed_or_not_is_never_told(receiver):
     ann = member(project, "ann")
     item = _queued(project)[-1]
     Honeypot.objects.create(project=project, item=item, annotator=ann)  # served to ann
-    response = client_for(ann).post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": str(item.gold)})
-    assert response.status_code == 302
+    ann_client = client_for(ann)
+    answered = ann_client.post(f"/projects/{project.pk}/items/{item.pk}/label", {"value": str(item.gold)})
+    assert answered.status_code == 302
     answer = Honeypot.objects.get(item=item).label
     other = next(c for c in project.classes if c != item.gold)
-    changed = client_for(ann).post(f"/projects/{project.pk}/labels/{answer.pk}/change", {"value": str(other)})
+    changed = ann_client.post(f"/projects/{project.pk}/labels/{answer.pk}/change", {"value": str(other)})
     assert changed.status_code == 302
     assert Honeypot.objects.get(item=item).label.value == other
     assert _told(project, receiver, secret) == []
@@ -124,11 +125,15 @@ def test_a_reviewers_decision_and_an_admins_relabel_are_told(receiver):
     assert told[2] == _as_told(by_reviewer) and told[2]["annotator"] == "rev"
 
 
+def _choice(value: str) -> list[dict]:
+    """A Label Studio annotation's result: the class ``value`` of a <Choices> control."""
+    return [{"from_name": "label", "to_name": "text", "type": "choices", "value": {"choices": [value]}}]
+
+
 def _annotate(project, action: str, annotation_id: int, task: dict, value: str):
     url = f"/api/label-studio/{project.pk}/{backend_token(project)}/webhook"
-    body = {"action": action, "task": task, "project": {"id": 1}, "annotation": {
-        "id": annotation_id, "completed_by": 7,
-        "result": [{"from_name": "label", "to_name": "text", "type": "choices", "value": {"choices": [value]}}]}}
+    body = {"action": action, "task": task, "project": {"id": 1},
+            "annotation": {"id": annotation_id, "completed_by": 7, "result": _choice(value)}}
     response = Client().post(url, json.dumps(body), content_type="application/json")
     assert response.status_code == 200, response.content
     return response
@@ -154,11 +159,10 @@ def test_label_studio_annotations_are_told(receiver):
 def test_the_labels_an_import_brings_are_told(receiver):
     project = text_project()
     secret = _subscribe(project, receiver)
+    alice = {"id": 1, "email": "alice@example.com"}
     tasks = [{"id": 11, "data": {"text": SPAM[0]}, "annotations": [
-                 {"id": 1, "completed_by": {"id": 1, "email": "alice@example.com"}, "result": [
-                     {"from_name": "label", "to_name": "text", "type": "choices", "value": {"choices": ["spam"]}}]},
-                 {"id": 2, "completed_by": 2, "result": [
-                     {"from_name": "label", "to_name": "text", "type": "choices", "value": {"choices": ["ham"]}}]}]},
+                 {"id": 1, "completed_by": alice, "result": _choice("spam")},
+                 {"id": 2, "completed_by": 2, "result": _choice("ham")}]},
              {"id": 12, "data": {"text": SPAM[1]}}]
     upload = io.BytesIO(json.dumps(tasks).encode())
     upload.name = "project-1-at-2026.json"
