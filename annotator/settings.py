@@ -46,7 +46,8 @@ Environment variables (all optional for local development):
   throttling, see ``AXES_*`` below.
 * ``WEBHOOK_ALLOWED_NETWORKS`` (default empty): comma-separated networks (``10.0.0.0/8``,
   ``127.0.0.1/32``) webhooks may be delivered to although they are private, loopback, link-local
-  or otherwise not global; ``WEBHOOK_TIMEOUT_SECONDS`` (default 5) and ``WEBHOOK_RETRY_SECONDS``
+  or otherwise not global; ``WEBHOOK_TIMEOUT_SECONDS`` (default 5: the wall-clock deadline of one
+  post, answer included) and ``WEBHOOK_RETRY_SECONDS``
   (default ``10,60,300,1800,7200``: the waits before each retry) (docs/webhooks.md).
 * ``OIDC_RP_CLIENT_ID`` (default empty: single sign-on off) with ``OIDC_RP_CLIENT_SECRET``,
   ``OIDC_OP_AUTHORIZATION_ENDPOINT``, ``OIDC_OP_TOKEN_ENDPOINT``, ``OIDC_OP_USER_ENDPOINT``,
@@ -347,6 +348,8 @@ REFIT_MAX_UNLABELLED = max(0, int(os.environ.get("REFIT_MAX_UNLABELLED", 20000))
 #: metadata, ...): nothing by default (docs/webhooks.md, "Where deliveries may go")
 WEBHOOK_ALLOWED_NETWORKS = [n.strip() for n in os.environ.get("WEBHOOK_ALLOWED_NETWORKS", "").split(",")
                             if n.strip()]
+#: the wall-clock deadline of one post, from connecting to the answer's last byte (a slower
+#: receiver is cut: a failed attempt, retried)
 WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", 5))
 #: the waits before each retry of a failed delivery; one attempt more than there are waits
 WEBHOOK_RETRY_SECONDS = [float(s) for s in os.environ.get("WEBHOOK_RETRY_SECONDS", "10,60,300,1800,7200")

@@ -75,23 +75,46 @@ def test_a_refused_batch_raises_the_apis_message_and_stores_nothing(live_server)
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_refused_export_leaves_the_existing_file_as_it_was(live_server, tmp_path):
+    """save_export puts the export in place only once it arrived whole: a 400 (a format the app
+    does not have) and a ``what`` that is neither labels nor dataset leave the user's file
+    untouched and no partial file behind; a good export then replaces it."""
+    project = text_project(["win a free prize now", "see you at the station"], featurizer_config=HASHED)
+    target = tmp_path / "labels.jsonl"
+    target.write_bytes(b"yesterday's export\n")
+    with Client(live_server.url, project.api_token) as api:
+        with pytest.raises(ApiError) as refused:
+            api.save_export(project.pk, target, "labels", "xlsx")
+        assert refused.value.status == 400
+        with pytest.raises(ValueError, match="what must be"):
+            api.save_export(project.pk, target, "everything", "jsonl")
+        assert target.read_bytes() == b"yesterday's export\n"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.jsonl"]
+        assert api.save_export(project.pk, target, "dataset", "jsonl") == target
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert len(rows) == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["labels.jsonl"]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_the_client_waits_out_the_apps_real_throttle(live_server, settings):
-    """Too many wrong tokens from an address: the app answers 429 with Retry-After (the cool-off)
-    to every request from it; the client waits that long and goes on."""
+    """Too many wrong tokens from an address: the app answers that address's wrong tokens 429
+    with Retry-After (the cool-off); the client waits that long and asks again (then 403: still
+    wrong). A right token from the same address is served at once, never throttled."""
     settings.AXES_FAILURE_LIMIT = 1
     settings.AXES_COOLOFF_TIME = timedelta(seconds=1)
     project = text_project(featurizer_config=HASHED)
     with pytest.raises(ApiError):
         Client(live_server.url, "wrong", max_retries=0).metrics(project.pk)
-    with Client(live_server.url, project.api_token, max_retries=0) as impatient, \
-            pytest.raises(ApiError) as throttled:
+    with Client(live_server.url, "wrong", max_retries=0) as impatient, pytest.raises(ApiError) as throttled:
         impatient.metrics(project.pk)
     assert throttled.value.status == 429
+    with Client(live_server.url, project.api_token, max_retries=0) as api:
+        created = api.create_items(project.pk, [{"text": "not throttled"}])
+    assert api.waits == [] and Item.objects.get(pk=created[0]["id"]).text == "not throttled"
     started = time.monotonic()
-    with Client(live_server.url, project.api_token) as api:
-        created = api.create_items(project.pk, [{"text": "after the wait"}])
-    assert api.waits == [1.0] and time.monotonic() - started >= 1.0
-    assert Item.objects.get(pk=created[0]["id"]).text == "after the wait"
+    with Client(live_server.url, "wrong", max_retries=1) as patient, pytest.raises(ApiError) as wrong:
+        patient.metrics(project.pk)
+    assert wrong.value.status == 403 and patient.waits == [1.0] and time.monotonic() - started >= 1.0
 
 
 class _Flaky(BaseHTTPRequestHandler):

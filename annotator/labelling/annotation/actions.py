@@ -24,7 +24,9 @@ The locks are described in docs/architecture.md ("Celery tasks, the sweep and th
 
 An annotator may also change any of their last labels (:func:`change_label`): the old label is
 retracted exactly as an undo retracts it (one definition, :func:`_retract`) and the new one takes
-its place.
+its place. Every label stored here, a changed one too, is told to the project's webhooks
+(``label.created``, :func:`.webhooks.outbox.labels_created`), honeypot answers excepted; an undo
+and the retraction of a changed label send no event (docs/webhooks.md).
 
 Nothing here sends Celery tasks: the functions return what changed and the caller (a view)
 asks :mod:`.send` for the follow-up work (a primary label or an undo: ``apply_labels``; a
@@ -55,7 +57,6 @@ from annotator.labelling.models import (
     Membership,
     Project,
     Skip,
-    WebhookEvent,
     leased_by_q,
     waiting_q,
 )
@@ -237,10 +238,7 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
                                                n_opinions=F("n_opinions") + 1)
         if overlapped and item.n_opinions >= item.overlap_k:
             consensus.mark_due(item)
-        outbox.emit(project.pk, WebhookEvent.LABEL_CREATED, {
-            "project": project.pk, "label": label.pk, "item": item.pk, "class": cls,
-            "annotator": user.get_username(), "primary": primary, "seconds": seconds,
-            "created": label.created.isoformat()})
+        outbox.labels_created(project.pk, [label])
         return label
 
 
@@ -433,7 +431,8 @@ def change_label(project: Project, user: Any, label_id: int, value: Any) -> Labe
         _retract(project, label, item)
         new = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
                                    seconds=label.seconds, primary=primary)
-        Honeypot.objects.filter(label=label).update(label=new)  # a honeypot's answer stays linked
+        if not Honeypot.objects.filter(label=label).update(label=new):  # a honeypot's answer stays linked
+            outbox.labels_created(project.pk, [new])  # (told, unless it answers a honeypot)
         if counted > item.n_opinions:  # the old one counted: the new one does
             Item.objects.filter(pk=item.pk).update(n_opinions=F("n_opinions") + 1)
         if overlapped and counted >= item.overlap_k:

@@ -41,6 +41,7 @@ from annotator.labelling.ingest import import_ids
 from annotator.labelling.ingest.opinions import LABEL_STUDIO, outside_user
 from annotator.labelling.models import Consensus, Item, Label, LabelStudioTask, LearnerState, Project
 from annotator.labelling.teams import consensus
+from annotator.labelling.webhooks import outbox
 from learners.uploads import IngestError
 from learners.uploads.input_rules import whole_number
 from learners.uploads.label_studio import annotator_name, choice_of, task_record
@@ -186,9 +187,10 @@ def _teach(project: Project, item_id: int, value: Any, who: str) -> None:
         if current is not None:
             _retract(project, current, item)
             item.refresh_from_db(fields=["n_opinions"])
-        Label.objects.create(item=item, project=project, annotator=user, value=value, primary=True,
-                             drawn=False)
+        label = Label.objects.create(item=item, project=project, annotator=user, value=value, primary=True,
+                                     drawn=False)
         Item.objects.filter(pk=item.pk).update(n_opinions=item.n_opinions + 1)
+        outbox.labels_created(project.pk, [label])  # a decided item's: consensus.resolve tells it
 
 
 def _forget(project: Project, item_id: int) -> bool:

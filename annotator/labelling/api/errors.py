@@ -27,7 +27,8 @@ REFUSALS: tuple[tuple[type[Exception], int], ...] = (
 
 class TooManyWrongTokensError(Exception):
     """An address sent ``AXES_FAILURE_LIMIT`` wrong API tokens within ``AXES_COOLOFF_TIME``
-    (the login's limits, django-axes): answered 429 until the cool-off ends. Counted in the
+    (the login's limits, django-axes): its further wrong tokens are answered 429 until the
+    cool-off ends (a right token is never refused, ``views._authorized_project``). Counted in the
     cache, per process with the default cache (docs/operations.md, "Request bodies"). The answer
     says ``Retry-After``: the cool-off in seconds."""
 

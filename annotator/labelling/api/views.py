@@ -141,17 +141,24 @@ WRONG_TOKEN = "wrong token, or no such project"
 def _authorized_project(request: HttpRequest, pk: int) -> tuple[Project, Any]:
     """``(project, user)``: ``user`` is None for a caller with the project's token (who sees
     everything), else the logged-in member. A wrong token: 403, the same for a missing project;
-    a session: as :func:`.access.project_for` (404 for a non-member, as for a missing project)."""
+    a session: as :func:`.access.project_for` (404 for a non-member, as for a missing project).
+
+    The token is checked FIRST: a right token is never refused by the wrong-token throttle, so
+    wrong tokens sent from an address (behind a proxy: everyone's) lock nobody out. Only wrong
+    tokens are counted, and refused with 429 once ``AXES_FAILURE_LIMIT`` of them came from the
+    address within ``AXES_COOLOFF_TIME`` (docs/operations.md). A token is 256 random bits
+    (:func:`.models.new_token`): guessing one is hopeless with or without the throttle, which
+    keeps a flood of wrong tokens cheap to answer."""
     header = request.headers.get("Authorization", "")
     if header.startswith("Token "):
-        throttle = f"api-wrong-token:{request.META.get('REMOTE_ADDR', '')}"
-        if cache.get(throttle, 0) >= settings.AXES_FAILURE_LIMIT:
-            raise TooManyWrongTokensError()
         project = Project.objects.filter(pk=pk).first()
         expected = project.api_token if project is not None else new_token()  # same work either way
         given = header[len("Token "):].strip().encode("utf-8", "replace")  # any header bytes
         if hmac.compare_digest(given, expected.encode()) and project is not None:
             return project, None
+        throttle = f"api-wrong-token:{request.META.get('REMOTE_ADDR', '')}"
+        if cache.get(throttle, 0) >= settings.AXES_FAILURE_LIMIT:
+            raise TooManyWrongTokensError()
         cache.add(throttle, 0, timeout=settings.AXES_COOLOFF_TIME.total_seconds())
         cache.incr(throttle)
         raise PermissionDenied(WRONG_TOKEN)

@@ -22,6 +22,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 
 from annotator.labelling.models import Item, Label, Project
+from annotator.labelling.webhooks import outbox
 from learners.uploads import Record
 
 #: the source of labels from Label Studio (the account name's prefix)
@@ -46,8 +47,9 @@ def store_opinions(project: Project, records: Sequence[Record], ids: Sequence[tu
                    source: str = LABEL_STUDIO) -> int:
     """Store the :attr:`~learners.uploads.Record.opinions` of the just inserted pending
     ``records`` (their items' ``(id, seq)`` in ``ids``, in order) as labels: per item one
-    opinion per person (their first), the first one primary; returns how many. Call inside the
-    transaction that inserted the items."""
+    opinion per person (their first), the first one primary; returns how many. Each is told to
+    the project's webhooks (``label.created``, :func:`.webhooks.outbox.labels_created`). Call
+    inside the transaction that inserted the items."""
     users: dict[str, Any] = {}
     labels = []
     counts: dict[int, list[int]] = {}
@@ -66,4 +68,5 @@ def store_opinions(project: Project, records: Sequence[Record], ids: Sequence[tu
     Label.objects.bulk_create(labels, batch_size=500)
     for n, pks in counts.items():
         Item.objects.filter(pk__in=pks).update(n_opinions=n)
+    outbox.labels_created(project.pk, labels)
     return len(labels)

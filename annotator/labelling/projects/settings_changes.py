@@ -5,14 +5,15 @@ descriptions all go through here,
 so the history (:class:`.models.ProjectChange`) is the same whichever page made the change:
 one entry per field that changed, ``params`` split into one entry per parameter
 (``params.delta``, ...) with the complete parameter set (registry defaults filled in) on both
-sides. The API token is never written into the history.
+sides. The API token is never written into the history: its rotation (:func:`rotate_api_token`)
+is recorded without either token.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from annotator.labelling.models import LearnerState, Project, ProjectChange
+from annotator.labelling.models import LearnerState, Project, ProjectChange, new_token
 from learners.cold_start import check_descriptions
 
 #: Project fields never recorded: set once, or secret.
@@ -85,3 +86,19 @@ def change_class_descriptions(project: Project, user: Any, descriptions: Any) ->
     if changed:
         LearnerState.objects.filter(project=project).update(needs_rebuild=True)
     return changed
+
+
+#: the history entry of a token rotation: what was there, what is there now (never a token)
+TOKEN_ROTATED = ("api_token", "the previous token (revoked)", "a new token")
+
+
+def rotate_api_token(project: Project, user: Any) -> str:
+    """Give ``project`` (locked by the caller) a new API token and return it (README, "API tokens").
+    The old one stops working at once: every API call reads the token from the database, and the
+    Label Studio backend token, an HMAC of it, changes with it (docs/label_studio.md: a new
+    backend URL). Recorded in the history without either token (:data:`TOKEN_ROTATED`)."""
+    project.api_token = new_token()
+    project.save(update_fields=["api_token"])
+    field, old, new = TOKEN_ROTATED
+    record(project, user, field, old, new)
+    return project.api_token

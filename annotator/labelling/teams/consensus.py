@@ -49,6 +49,7 @@ from annotator.labelling.models import (
     Review,
     StreamStats,
 )
+from annotator.labelling.webhooks import outbox
 from learners.aggregation import DawidSkene, dawid_skene
 
 ADJUDICATION = "adjudication"
@@ -149,7 +150,7 @@ def _set_final(item: Item, value: Any, counts: StreamStats, by: Any = None, draw
     True if a label the learner had learnt was replaced (a rebuild is needed)."""
     labels = list(Label.objects.filter(item_id=item.pk, undone_at__isnull=True).order_by("id"))
     current = next((lab for lab in labels if lab.primary), None)
-    target = None
+    target, made = None, False
     if value is not None:
         matching = [lab for lab in labels if lab.value == value and lab.annotator_id is not None
                     and lab.drawn == drawn]
@@ -157,15 +158,17 @@ def _set_final(item: Item, value: Any, counts: StreamStats, by: Any = None, draw
             (lab for lab in matching if lab.kind == Label.Kind.ADJUDICATION and lab.annotator_id ==
              getattr(by, "pk", None)), None)
         if target is None and by is not None:
-            target = Label.objects.create(item_id=item.pk, project_id=item.project_id, annotator=by,
-                                          value=value, primary=False, kind=Label.Kind.ADJUDICATION,
-                                          drawn=drawn)
+            target, made = Label.objects.create(item_id=item.pk, project_id=item.project_id, annotator=by,
+                                                value=value, primary=False, kind=Label.Kind.ADJUDICATION,
+                                                drawn=drawn), True
     if current is not None and target is not None and current.pk == target.pk:
         return False
     rebuild = demote(current, item, counts) if current is not None else False
     if target is not None:
         target.primary, target.applied_version = True, None  # applied again, in its new place
         target.save(update_fields=["primary", "applied_version"])
+    if made and target is not None:  # a person's label stored: a reviewer's, an admin's, Label Studio's
+        outbox.labels_created(item.project_id, [target])
     return rebuild
 
 

@@ -35,6 +35,7 @@ from annotator.labelling.projects.settings_changes import (
     change_class_descriptions,
     change_settings,
     record,
+    rotate_api_token,
 )
 from annotator.labelling.reporting import refit_runs
 from annotator.labelling.reporting.learner_evidence import below_baseline, learner_rows, no_benchmark_note
@@ -131,6 +132,17 @@ def refit_panel(project: Project) -> dict[str, Any]:
             "version": state.version, "cap": f"{settings.REFIT_REQUEST_MAX_LABELS:,}"}
 
 
+def _rotate_token(request: AppRequest, project: Project) -> HttpResponse:
+    """A new API token for the project (:func:`.settings_changes.rotate_api_token`, under the
+    project's row lock); the old one stops working at once. Back to the console, which shows it."""
+    with transaction.atomic():
+        rotate_api_token(Project.objects.select_for_update().get(pk=project.pk), request.user)
+    messages.success(request, "API token rotated: the old token no longer works. Give the new one to every "
+                              "script and client that calls the API; a connected Label Studio project needs "
+                              "the new ML-backend URL (labelling config and ML-backend URL, below).")
+    return redirect("console", pk=project.pk)
+
+
 @login_required
 @require_GET
 def console_refit(request: AppRequest, pk: int) -> HttpResponse:
@@ -143,12 +155,15 @@ def console_refit(request: AppRequest, pk: int) -> HttpResponse:
 @login_required
 def console(request: AppRequest, pk: int) -> HttpResponse:
     """The console page; POST ``action`` = learner | settings | descriptions | assign | unassign
-    (400 with the errors at their fields, else a redirect with a confirmation) or refit (start
-    the refit job on every label, :func:`_start_refit`)."""
+    (400 with the errors at their fields, else a redirect with a confirmation), refit (start
+    the refit job on every label, :func:`_start_refit`) or rotate-token (a new API token,
+    :func:`_rotate_token`)."""
     project = project_for(request.user, pk, admin=True)
     bound: dict[str, Any] = {}
     if request.method == "POST" and request.POST.get("action") == "refit":
         return _start_refit(request, project)
+    if request.method == "POST" and request.POST.get("action") == "rotate-token":
+        return _rotate_token(request, project)
     if request.method == "POST":
         action = ACTIONS.get(request.POST.get("action", ""))
         if action is None:

@@ -10,8 +10,11 @@ else an exponential back-off (``backoff`` seconds, doubled each time), never mor
 from __future__ import annotations
 
 import base64
+import contextlib
 import email.utils
 import json
+import os
+import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -213,13 +216,26 @@ class Client:
 
     def save_export(self, project: int, path: str | Path, what: str = "labels",
                     format: str = "jsonl") -> Path:
-        """Stream the ``labels`` or ``dataset`` export into the file ``path``; returns it."""
+        """Stream the ``labels`` or ``dataset`` export into the file ``path``; returns it.
+
+        The export goes to a temporary file in ``path``'s folder, which replaces ``path`` only once
+        the whole export arrived (``os.replace``): a refused export (:class:`ApiError`) or a broken
+        download leaves an existing ``path`` as it was, and the temporary file is removed.
+        ValueError, before any request, when ``what`` is neither ``labels`` nor ``dataset``."""
+        if what not in ("labels", "dataset"):
+            raise ValueError("what must be 'labels' or 'dataset'")
         path = Path(path)
-        with path.open("wb") as fh:
-            if what == "labels":
-                self.export_labels(project, cast(LabelFormat, format), out=fh)
-            elif what == "dataset":
-                self.export_dataset(project, cast(DatasetFormat, format), out=fh)
-            else:
-                raise ValueError("what must be 'labels' or 'dataset'")
+        # beside the target (os.replace stays on one file system); a new file: the usual permissions
+        partial = path.with_name(f".{path.name}.{secrets.token_hex(6)}.part")
+        try:
+            with partial.open("xb") as fh:
+                if what == "labels":
+                    self.export_labels(project, cast(LabelFormat, format), out=fh)
+                else:
+                    self.export_dataset(project, cast(DatasetFormat, format), out=fh)
+            os.replace(partial, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+            raise
         return path
