@@ -32,7 +32,10 @@ falls back to Wilson's score interval at the effective sample size (:func:`wilso
 which is not empty there. Its coverage is checked by simulation:
 ``benchmarks/interval_coverage.py`` (INTERVAL_COVERAGE.md).
 Accuracy keeps the Horvitz-Thompson estimate over the ``n_seen`` items of the stream
-(:func:`.metrics.iw_estimate`).
+(:func:`.metrics.iw_estimate`), and so does the baseline's accuracy (the majority class's labels
+``sum 1/q`` over ``n_seen``, its variance ``sum (1-q)/q^2`` over the same labels): the two are
+compared ("not above the baseline", docs/estimates.md), so they are estimated alike; the
+baseline's macro-F1 keeps the ratio ``pi = row_M / n`` of ``T``, as macro-F1 is a ratio estimate.
 
 When every item is queried (``q = 1``) ``s1`` is the confusion matrix itself, ``s2 = 0`` and
 every estimate equals its exact figure with an empty-width interval.
@@ -236,8 +239,13 @@ def estimated_figures(cells: Cells, n_seen: int, classes: Sequence[Any], z: floa
     flat["baseline_balanced_accuracy"] = Estimate(base, base, base, m_total)
     acc = iw_estimate(float(np.trace(cells.s1)), float(np.trace(cells.s2)), m_total, n_seen)
     flat["accuracy"] = acc if z == Z95 else _rescale(acc, z)
+    major = int(np.argmax(cells.s1.sum(axis=1)))
+    # the baseline's accuracy by the estimator of the accuracy it is compared with (Horvitz-Thompson
+    # over the n_seen items): the share of the majority class M's labels, right for that baseline
+    base = iw_estimate(float(cells.s1[major].sum()), float(cells.s2[major].sum()), m_total, n_seen)
+    flat["baseline_accuracy"] = base if z == Z95 else _rescale(base, z)
     out = _nest(flat, classes)
-    out["baseline"]["class"] = classes[int(np.argmax(cells.s1.sum(axis=1)))]
+    out["baseline"]["class"] = classes[major]
     return out
 
 
