@@ -240,8 +240,8 @@ def estimated_figures(cells: Cells, n_seen: int, classes: Sequence[Any], z: floa
     acc = iw_estimate(float(np.trace(cells.s1)), float(np.trace(cells.s2)), m_total, n_seen)
     flat["accuracy"] = acc if z == Z95 else _rescale(acc, z)
     major = int(np.argmax(cells.s1.sum(axis=1)))
-    # the baseline's accuracy by the estimator of the accuracy it is compared with (Horvitz-Thompson
-    # over the n_seen items): the share of the majority class M's labels, right for that baseline
+    # the baseline's accuracy by the accuracy's own estimator (Horvitz-Thompson over the n_seen
+    # items), as the two are compared: the labels of the majority class M, each counted 1/q
     base = iw_estimate(float(cells.s1[major].sum()), float(cells.s2[major].sum()), m_total, n_seen)
     flat["baseline_accuracy"] = base if z == Z95 else _rescale(base, z)
     out = _nest(flat, classes)
