@@ -11,7 +11,8 @@ from annotator.labelling.annotation.actions import lease_next, submit_label
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, LearnerState
 from learners import load_model
-from tests.support.app import digits_project, member
+from annotator.labelling.reporting.summary import budget_summary
+from tests.support.app import client_for, digits_project, member, teach
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +53,25 @@ def test_exported_model_predicts_what_the_app_predicted(tmp_path):
         assert model.predict(raw) == model.refit.predict(model.featurizer.transform(raw)).tolist()
     assert card["model_version"] == 25 and card["labels_used"] == 25 and card["algorithm"] == "mpaa-i"
     assert card["delta"] == 1.0 and card["classes"] == list(range(10))
+    assert card["delta_set_by"] == "project parameter" and card["label_budget"] is None
     assert card["featurizer"]["kind"] == "image" and card["metrics"]["labels"] == 25
+
+
+def test_the_card_states_the_label_budget_and_the_delta_it_set():
+    """While a label budget steers delta, the card's ``delta`` is the budget's (the one the console
+    and the dashboard show), not the project's parameter the budget replaces; the card states the
+    budget's target and what was achieved (docs/budget.md)."""
+    project = digits_project(120, look_ahead=120, params={"delta": 1.0}, budget_ratio=0.2)
+    teach(project, member(project, "ann"))
+    budget = budget_summary(project)
+    assert budget["budget_steers"] and budget["delta"] != pytest.approx(1.0)  # the budget moved it
+    admin = client_for(member(project, "boss", role="admin"))
+    card = admin.get(f"/projects/{project.pk}/export/model.json").json()
+    assert card["delta"] == pytest.approx(budget["delta"]) and card["delta_set_by"] == "label budget"
+    assert card["label_budget"] == {"target": 0.2, "achieved": pytest.approx(budget["achieved"])}
+    assert card["parameters"]["delta"] == 1.0  # the project's setting, which the budget replaces
+    console = admin.get(f"/projects/{project.pk}/console").content.decode()
+    assert f"{budget['delta']:.3f}" in console  # the same delta the console states
 
 
 DANGEROUS = ["=HYPERLINK(\"http://evil\",\"x\")", "+1+2", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd",

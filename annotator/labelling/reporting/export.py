@@ -48,6 +48,7 @@ from learners.refit import RefitResult
 
 from . import refit_runs
 from .metrics import model_metrics
+from .summary import budget_summary
 
 #: first characters that make a spreadsheet read a cell as a formula (OWASP, plus full-width forms)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -71,12 +72,25 @@ def model_card(project: Project, state: LearnerState, learner: learners.Learner)
     :func:`.metrics.model_metrics` (no item row read but the few of the labels not applied yet:
     the export's memory and time do not grow with the stream).
 
+    ``delta`` is the delta the stream uses, as the console and the dashboard state it
+    (:func:`.summary.budget_summary`): while a label budget steers it, the budget controller's value
+    and not ``parameters["delta"]`` (the project's setting, which the budget replaces; docs/budget.md,
+    "What the pages and the model card say"). ``delta_set_by``: ``"label budget"``,
+    ``"project parameter"`` or None for a learner without a delta. ``label_budget``: None without a
+    budget, else ``{"target", "achieved"}`` (target query ratio and queried / decided so far).
+
     ``learners.model_file.full_card`` adds the featurizer config and the learner's own record.
     """
     params = learner.get_params()
+    budget = budget_summary(project, state)
     return {
         "project": project.name, "algorithm": learner.name, "parameters": params,
-        "delta": params.get("delta"), "classes": list(learner.classes), "task": project.task,
+        "delta": budget["delta"],
+        "delta_set_by": None if budget["delta"] is None
+        else "label budget" if budget["budget_steers"] else "project parameter",
+        "label_budget": None if budget["target"] is None
+        else {"target": budget["target"], "achieved": budget["achieved"]},
+        "classes": list(learner.classes), "task": project.task,
         "model_version": state.version,
         "labels_used": learner.n_labels, "items_seen": learner.n_seen,
         "metrics": model_metrics(project), "created": timezone.now().isoformat(),
