@@ -29,7 +29,7 @@ def _taught() -> tuple:
 def _estimate_figures(project) -> tuple:
     m = model_metrics(project)
     iw = m["accuracy_iw"]
-    return iw["value"], iw["n"], iw["seen"], m["labels"], m["labels_applied"], m["accuracy_queried"]
+    return iw["value"], iw["n"], iw["seen"], m["items_labelled"], m["labels_applied"], m["accuracy_queried"]
 
 
 def test_a_relabel_of_a_model_label_teaches_the_learner_and_leaves_the_estimates_alone():

@@ -45,7 +45,7 @@ def check(project):
     assert m["accuracy_gold"]["n"] == len(gold)
     assert m["accuracy_gold"]["value"] == pytest.approx(accuracy(*zip(*gold, strict=True)) if gold else None)
     labelled = [d for d in log if d.label is not None]
-    assert m["labels"] == m["labels_applied"] == len(labelled) == m["accuracy_queried"]["n"]
+    assert m["items_labelled"] == m["labels_applied"] == len(labelled) == m["accuracy_queried"]["n"]
     assert m["accuracy_queried"]["value"] == pytest.approx(
         sum(d.label == d.prediction for d in labelled) / len(labelled) if labelled else None)
     want = covered_accuracy(log)

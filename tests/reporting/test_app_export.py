@@ -54,7 +54,7 @@ def test_exported_model_predicts_what_the_app_predicted(tmp_path):
     assert card["model_version"] == 25 and card["labels_used"] == 25 and card["algorithm"] == "mpaa-i"
     assert card["delta"] == 1.0 and card["classes"] == list(range(10))
     assert card["delta_set_by"] == "project parameter" and card["label_budget"] is None
-    assert card["featurizer"]["kind"] == "image" and card["metrics"]["labels"] == 25
+    assert card["featurizer"]["kind"] == "image" and card["metrics"]["items_labelled"] == 25
 
 
 def test_the_card_states_the_label_budget_and_the_delta_it_set():

@@ -130,7 +130,10 @@ def test_cost_view_compares_the_learner_with_random_querying_at_its_label_rate(c
     panel = _panel(client, project)
     summary = panel.by_id("cost-summary").text
     assert "On the first 60 decided items with a gold class" in summary
-    assert f"with {queried} labels (cost {0.25 * queried:.2f})" in summary
+    assert f"with {queried} of them asked" in summary
+    assert "cost" not in summary.split("Random querying:")[0]  # no money here: the label cost card's
+    given = Label.objects.filter(project=project, kind="opinion").count()
+    assert float(panel.by_id("m-cost").text) == pytest.approx(0.25 * given)
     svg = panel.by_id("chart-cost").find("svg")
     assert "random querying, same label rate" in svg.text and svg.find_all("circle")
     # a learner that changes between labels (KMC) is not replayed: its own curve alone, and why
@@ -156,3 +159,78 @@ def test_cost_view_says_no_data_yet_without_gold(client):
     assert panel.by_id("cost-summary").text.startswith("No data yet")
     assert panel.by_id("chart-cost").find("svg").find("text", class_="no-data").text.startswith("no data yet")
     assert set(_distribution(panel)) == {str(c) for c in project.classes}
+
+
+def _figures(admin, project):
+    """The label counts and the label cost as the metrics API, the dashboard panel and the console
+    show them to an admin."""
+    api = admin.get(f"/api/projects/{project.pk}/metrics").json()
+    panel = _panel(admin, project)
+    console = parse(admin.get(f"/projects/{project.pk}/console").content)
+    return {"api": (api["items_labelled"], api["labels_given"], api["label_cost"]),
+            "dashboard": (int(panel.by_id("m-labels").text), int(panel.by_id("m-labels-given").text),
+                          float(panel.by_id("m-cost").text)),
+            "console": (int(console.by_id("s-labelled").text),
+                        int(console.by_id("s-labels-given").text.split()[0]),
+                        float(console.by_id("s-labels-given").text.split("label cost")[1].split()[0]))}
+
+
+def test_the_label_counts_and_the_label_cost_are_one_figure_each_and_the_cost_never_falls():
+    """Two annotators label every queried item (overlap 2, majority vote), a reviewer decides a
+    dispute, an admin relabels an item, an annotator undoes one label and changes another, and a
+    third answers a honeypot (docs/cost.md): "queried items labelled" is the same on the console,
+    the dashboard and in the API; the label cost is the price times every label people gave, the
+    same everywhere, and none of these events lowers it."""
+    from annotator.labelling.annotation.actions import change_label
+    from annotator.labelling.models import Honeypot, Membership, Review
+    from annotator.labelling.reporting.metrics import model_metrics
+    from tests.support.app import SPAM, client_for, text_project
+
+    project = text_project(SPAM, overlap_k=2, overlap_fraction=1.0, price_per_label=0.5, look_ahead=6,
+                           params={"delta": 0.5, "query": "all"})
+    update_project(project.pk)
+    ann, bob, cat = member(project, "ann"), member(project, "bob"), member(project, "cat")
+    admin = client_for(member(project, "boss", Membership.Role.ADMIN))
+    items = list(Item.objects.filter(project=project).order_by("seq"))
+    assert all(i.status == Item.Status.QUEUED and i.overlap_k == 2 for i in items)
+    costs = []
+
+    def check(labelled, given):
+        figures = _figures(admin, project)
+        want = (labelled, given, pytest.approx(0.5 * given))
+        assert figures == {"api": want, "dashboard": want, "console": want}, figures
+        assert given == Label.objects.filter(project=project, kind="opinion").count()
+        costs.append(0.5 * given)
+        assert costs == sorted(costs)  # never lower than before
+
+    for k, item in enumerate(items):  # ann and bob agree but on the last item
+        label_chosen(project, item.pk, ann, ["ham", "spam"][k % 2])
+        label_chosen(project, item.pk, bob, ["ham", "spam"][k % 2] if k < 5 else "ham")
+    update_project(project.pk)
+    check(5, 12)  # the disputed item has no label yet
+    bob_client = client_for(bob)
+    assert bob_client.post(f"/projects/{project.pk}/undo", **HX).status_code == 200  # bob's last: item 5
+    update_project(project.pk)
+    check(5, 12)  # the undone label was given all the same
+    label_chosen(project, items[5].pk, bob, "ham")
+    update_project(project.pk)
+    check(5, 13)
+    review = Review.objects.get(project=project, item=items[5], decided_at__isnull=True)
+    rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
+    assert rita.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "spam"},
+                     **HX).status_code == 200
+    update_project(project.pk)
+    check(6, 13)  # the decision is the item's label: no label given
+    assert admin.post(f"/projects/{project.pk}/items/{items[0].pk}/relabel", {"value": "spam"}).status_code == 302
+    update_project(project.pk)
+    check(5, 13)  # the relabelled item leaves the sample; its labels were given
+    mine = Label.objects.get(item=items[1], annotator=ann)
+    change_label(project, ann, mine.pk, "ham")  # now ann says ham, bob spam: disputed again
+    update_project(project.pk)
+    check(4, 14)  # a change is a second answer
+    Honeypot.objects.create(project=project, item=items[2], annotator=cat)
+    assert client_for(cat).post(f"/projects/{project.pk}/items/{items[2].pk}/label", {"value": "ham"},
+                                **HX).status_code == 200
+    update_project(project.pk)
+    check(4, 15)  # a honeypot answer is paid as any answer
+    assert model_metrics(project)["labels_given"] == 15  # the model card's figures too

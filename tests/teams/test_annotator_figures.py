@@ -62,7 +62,7 @@ def test_a_label_or_a_honeypot_answer_moves_no_figure_an_annotator_sees(checked)
     answer = ann.post(f"/projects/{project.pk}/items/{real.pk}/label", {"value": real.gold}, **HX)
     assert answer.status_code == 200
     update_project(project.pk)  # the worker learns the label: a new model version
-    assert _metrics(admin, project)["labels"] == admin_before["labels"] + 1  # admins: live
+    assert _metrics(admin, project)["items_labelled"] == admin_before["items_labelled"] + 1  # admins: live
     assert _metrics(admin, project)["model_version"] > admin_before["model_version"]
     assert _metrics(ann, project) == before
     assert _panel(ann, project) == panel
@@ -78,7 +78,7 @@ def test_a_label_or_a_honeypot_answer_moves_no_figure_an_annotator_sees(checked)
 
     cache.clear()  # the snapshot expired: the next read builds a new one
     after = _metrics(ann, project)
-    assert after["labels"] == before["labels"] + 1 and after["model_version"] > before["model_version"]
+    assert after["items_labelled"] == before["items_labelled"] + 1 and after["model_version"] > before["model_version"]
     assert _panel(ann, project) != panel
 
 
@@ -87,7 +87,7 @@ def test_the_snapshot_lasts_the_setting(checked):
     with override_settings(ANNOTATOR_SNAPSHOT_SECONDS=0):  # 0: live
         before = _metrics(ann, project)
         ann.post(f"/projects/{project.pk}/items/{real.pk}/label", {"value": real.gold}, **HX)
-        assert _metrics(ann, project)["labels"] == before["labels"] + 1
+        assert _metrics(ann, project)["items_labelled"] == before["items_labelled"] + 1
 
 
 def test_without_honeypots_or_audits_annotators_see_live_figures(checked):
@@ -96,7 +96,7 @@ def test_without_honeypots_or_audits_annotators_see_live_figures(checked):
     Project.objects.filter(pk=project.pk).update(honeypot_rate=0.0, audit_rate=0.0)
     before = _metrics(ann, project)
     ann.post(f"/projects/{project.pk}/items/{real.pk}/label", {"value": real.gold}, **HX)
-    assert _metrics(ann, project)["labels"] == before["labels"] + 1
+    assert _metrics(ann, project)["items_labelled"] == before["items_labelled"] + 1
 
 
 def test_annotators_see_no_admins_figures_and_are_told_the_snapshots_age(checked):

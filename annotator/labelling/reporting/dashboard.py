@@ -8,7 +8,8 @@ newest ``DASHBOARD_LABEL_WINDOW`` labels, :func:`.agreement.recent_labels`: a po
 label rows at any length of the stream), the audit of the model's own
 labels (:func:`.audit_sampling.audit_estimate`) beside their importance-weighted estimate and the
 project's quality target (:mod:`.stop_rule`), the per-class figures with the majority baseline
-(:mod:`.class_figures`, docs/estimates.md), the label cost, the worker health and the curves. It is
+(:mod:`.class_figures`, docs/estimates.md), the worker health and the curves (the label cost is
+the metrics', :func:`.metrics.label_cost`, docs/cost.md). It is
 polled every 2 s, so it is cached per process and recomputed only when the project changed:
 the key is the learner state's revision (bumped by every pipeline save: labels applied, items
 decided) plus the newest label id (labels stored but not applied yet), the newest review and
@@ -159,7 +160,7 @@ def charts(project: Project, cost: dict[str, Any] | None = None, computing: bool
                                x_label="hours ago", y_label="labels", **small),
         "cost": line_chart([("this learner (active)", cost["active"] if cost else [], True),
                             ("random querying, same label rate", cost["random"] if cost else [], True)],
-                           title="Accuracy per label spent (items with gold)", x_label="labels spent",
+                           title="Accuracy per item asked (items with gold)", x_label="items asked",
                            y_label="online accuracy", empty="computing…" if computing
                            else "no data yet: needs 10 decided items with gold",
                            **unit),
@@ -200,17 +201,11 @@ def dashboard_data(project: Project) -> dict[str, Any]:
         metrics = project_metrics(project)
         window = recent_labels(project)  # the same label rows at any stream length
         view, pending = stored_view(project, metrics["accuracy_gold"]["n"])
-        if view is not None and project.price_per_label is not None:
-            view = {**view, "active_cost": project.price_per_label * view["active_end"][0],
-                    "random_cost": project.price_per_label * view["random_end"][0]
-                    if view["random_end"] is not None else None}
         data = {"metrics": metrics, "auto": metrics["seen"] - metrics["queried"],
                 "annotators": annotators(window), "label_window": settings.DASHBOARD_LABEL_WINDOW,
                 "charts": charts(project, view, pending is not None),
                 "classes": class_distribution(project), "cost_view": view, "cost_pending": pending,
-                "iw_blocker": iw_blocker(project, metrics),
-                "cost": None if project.price_per_label is None
-                else project.price_per_label * metrics["labels"]}
+                "iw_blocker": iw_blocker(project, metrics)}
         data["agreement"] = project_agreement(project, window)
         data["quality"] = annotator_quality(project, window)
         quality = stop_rule.evaluate(project)  # the audit, the model labels' accuracy, the target

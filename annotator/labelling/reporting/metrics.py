@@ -4,9 +4,16 @@ aggregates (:mod:`.running_totals`) so that a request costs the same at 1k and 1
 * ``items``, ``pending`` (not decided yet) and ``waiting``: items an annotator could lease
   now (:meth:`.models.ItemQuerySet.waiting`, the count the project list and the queue show).
 * ``seen``: items decided so far; ``queried`` and ``query_ratio`` = queried / seen.
-* ``labels``: primary labels given through the query rule; ``seconds_per_label``: mean
-  annotator time per label (labels with a recorded time). An admin's relabel (``Label.drawn``
-  False) is in none of these figures (docs/dataset.md).
+* ``items_labelled``: the queried items that have their label from the people the query asked
+  (an annotator's label, their consensus, or a reviewer's decision), applied or waiting for the
+  worker: one per item, the sample the query rule drew. Not counted: an item in dispute (no label
+  yet), an item whose label an admin replaced and a label given in Label Studio (``Label.drawn``
+  False, docs/dataset.md), which leave it for good; ``labels_applied``: those the worker has applied.
+  ``seconds_per_label``: mean annotator time over those labels (the ones with a recorded time).
+* ``labels_given``: every label people gave in this app and were paid for
+  (:func:`labels_given`: each answer of an annotator, undone, changed, extra and honeypot answers
+  included; docs/cost.md); it never decreases. ``label_cost``: ``price_per_label`` x
+  ``labels_given`` (None without a price).
 * ``accuracy_gold``: exact online accuracy of the logged predictions over every decided item
   that has a known (gold) class, queried or not.
 * ``accuracy_iw``: the importance-weighted (Horvitz-Thompson) estimate of online accuracy
@@ -54,6 +61,22 @@ def _estimate(value: float | None, n: int, **extra: Any) -> dict[str, Any]:
     return {"value": value, "n": n, **extra}
 
 
+def labels_given(project: Project) -> int:
+    """The labels people gave in ``project`` and were paid for (docs/cost.md, "Label cost"): every
+    answer an annotator gave here (a ``Label`` of kind opinion drawn by this app: to a queued item,
+    as an extra opinion or to a honeypot), whether it was undone or changed since (the work was
+    done; a change is a second answer). Not a reviewer's decision nor an admin's relabel (kind
+    adjudication, or no label of their own), nor a label given in Label Studio (not drawn here).
+    Label rows are never deleted, so the count never decreases. One indexed count."""
+    return Label.objects.filter(project=project, kind=Label.Kind.OPINION, drawn=True).count()
+
+
+def label_cost(project: Project, given: int) -> float | None:
+    """The label cost of ``given`` labels given (:func:`labels_given`) at the project's price per
+    label; None without a price (docs/cost.md)."""
+    return None if project.price_per_label is None else project.price_per_label * given
+
+
 def project_metrics(project: Project) -> dict[str, Any]:
     """The metrics of the module docstring as a JSON-able dict: :func:`model_metrics` plus the
     stream's live figures (``items``, ``pending``, ``waiting``: two bounded item queries)."""
@@ -78,11 +101,13 @@ def model_metrics(project: Project) -> dict[str, Any]:
     right = agg.labels_correct + sum(1 for v, p, _ in new if v == p)
     new_seconds = sum(s for *_, s in new if s is not None)
     iw = iw_estimate(agg.iw_s1, agg.iw_s2, agg.iw_m, agg.iw_seen)
+    given = labels_given(project)
     return {
         "project": project.pk,
         "model_version": state.version if state else 0,
         "seen": seen, "queried": queried, "query_ratio": queried / seen if seen else None,
-        "labels": labels, "labels_applied": agg.labels,
+        "items_labelled": labels, "labels_applied": agg.labels,
+        "labels_given": given, "label_cost": label_cost(project, given),
         "seconds_per_label": (agg.seconds_sum + new_seconds) / timed if timed else None,
         "accuracy_gold": _estimate(agg.gold_correct / agg.gold_n if agg.gold_n else None, agg.gold_n),
         "accuracy_iw": _estimate(iw.value, iw.n, low=iw.low, high=iw.high, seen=agg.iw_seen,

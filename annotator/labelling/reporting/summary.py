@@ -1,6 +1,6 @@
 """The console's one-screen summary of a project (docs/architecture.md, "The instant queue" is
-the annotators' side; this is the admin's): items, waiting, labelled, the label budget's target
-and what was achieved, the delta in use and the model version."""
+the annotators' side; this is the admin's): items, waiting, items labelled, labels given and their
+cost, the label budget's target and what was achieved, the delta in use and the model version."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from typing import Any
 from annotator.labelling.engine.label_budget import target_ratio
 from annotator.labelling.engine.queue_counts import waiting_count
 from annotator.labelling.models import Item, LearnerState, Project
+
+from .metrics import model_metrics
 
 
 def budget_summary(project: Project, state: LearnerState | None = None) -> dict[str, Any]:
@@ -32,18 +34,20 @@ def budget_summary(project: Project, state: LearnerState | None = None) -> dict[
 
 def console_summary(project: Project) -> dict[str, Any]:
     """``items`` (uploaded), ``decided``, ``queried`` (asked of a person), ``waiting`` (for a
-    label), ``labelled``, ``target`` (the budget's target query ratio, None when off),
+    label), ``items_labelled``, ``labels_given`` and ``label_cost`` (the metrics' figures, one
+    definition each: :func:`.metrics.model_metrics`, docs/cost.md), ``target`` (the budget's
+    target query ratio, None when off),
     ``achieved`` (queried / decided, None before any decision), ``delta`` (the value the learner
     uses now: the budget controller's when it steers delta, else the project's parameter; None
     for a learner without one), ``budget_steers`` (whether the controller sets it) and
     ``version`` (labels applied)."""
-    items = Item.objects.filter(project=project)
     state = LearnerState.objects.filter(project=project).only(
         "version", "n_decided", "n_queried", "budget_state").first()
+    figures = model_metrics(project)
     return {
-        "items": items.count(), "decided": state.n_decided if state else 0,
+        "items": Item.objects.filter(project=project).count(), "decided": state.n_decided if state else 0,
         "queried": state.n_queried if state else 0,
         "waiting": waiting_count(project),
-        "labelled": items.filter(status=Item.Status.LABELLED).count(),
+        **{k: figures[k] for k in ("items_labelled", "labels_given", "label_cost")},
         **budget_summary(project, state), "version": state.version if state else 0,
     }

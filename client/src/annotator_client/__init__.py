@@ -3,7 +3,7 @@
 >>> from annotator_client import Client
 >>> with Client("https://annotate.example.com", token) as api:
 ...     created = list(api.stream_items(7, ({"text": t} for t in texts)))
-...     api.metrics(7)["labels"]
+...     api.metrics(7)["items_labelled"]
 ...     api.save_export(7, "labels.parquet", "labels", "parquet")
 """
 
