@@ -414,7 +414,10 @@ class Label(models.Model):
                    # the look-ahead counts who labelled in the last lease period, on every pipeline run
                    models.Index(fields=["project", "created"]),
                    # the dashboard's fingerprint: the newest undo, not a scan of the labels
-                   models.Index(fields=["project", "undone_at"])]
+                   models.Index(fields=["project", "undone_at"]),
+                   # the labels given (the label cost, docs/cost.md): counted from this index alone
+                   models.Index(fields=["project"], name="label_given",
+                                condition=Q(kind="opinion", drawn=True))]
 
     def __str__(self) -> str:
         return f"{self.item} = {self.value!r}"
@@ -734,15 +737,17 @@ class StreamStats(models.Model):
     ``label_classes`` / ``auto_classes``: the applied primary labels per class and the items
     decided without a query per predicted class (keys: the class as text).
     ``frontier``: the importance-weighted estimate covers the items with ``seq < frontier``
-    (the stream before the first queried item without an applied label); ``iw_seen``: those
-    items less the skipped queried ones, ``iw_m``: labelled queried items among them,
+    (the stream before the first queried item waiting for its label); ``iw_seen``: those
+    items less the ones left out (``left_out``), ``iw_m``: labelled queried items among them,
     ``iw_s1`` = sum of c/q and ``iw_s2`` = sum of c(1-q)/q^2 over them (c = label right).
     ``gold_cells``, ``iw_cells``, ``iw_auto``: the per-class forms of the gold counts and of the
     importance-weighted sums (docs/estimates.md); items logged with ``query_prob`` 0 (nobody could
     be asked: held by the label budget's cap, decided while the stop rule held, ...) are outside
     the estimator's stream, and ``unasked`` counts them per cause.
+    ``left_out``: the items of the covered prefix the walk left out of the estimator's stream, per
+    cause (q = 0, relabelled, in dispute, skipped: docs/estimates.md, "What the estimates cover").
     ``checkpoints``: the curves' points, ``[t, gold_n, gold_correct, queried, iw_seen, iw_m,
-    iw_s1, iw_s2, [iw_cells, iw_auto]]`` after the first ``t`` decided items, kept every ``step``
+    iw_s1, iw_s2, [iw_cells, iw_auto, left_out]]`` after the first ``t`` decided items, kept every ``step``
     decided items (at
     most 120: the step doubles); the gold and query counts are fixed when item ``t`` is decided,
     the importance-weighted sums are set once the frontier passes ``t`` (None before, and again
@@ -779,6 +784,10 @@ class StreamStats(models.Model):
     unasked = models.JSONField(default=dict, help_text="decided items logged with query probability 0 "
                                "(nobody could be asked; outside the estimates) per cause ({cause: count}, "
                                "engine/decision_log.py UNASKED_CAUSES)")
+    # None: aggregates from before the walk counted them, built again from the log on first use
+    left_out = models.JSONField(null=True, default=dict, help_text="items of the covered prefix (seq < "
+                                "frontier) outside the estimator's stream per cause ({cause: count}, "
+                                "engine/decision_log.py LEFT_OUT_CAUSES)")
 
 
 class CostView(models.Model):

@@ -242,8 +242,8 @@ def estimated_figures(cells: Cells, n_seen: int, classes: Sequence[Any], z: floa
     major = int(np.argmax(cells.s1.sum(axis=1)))
     # the baseline's accuracy by the accuracy's own estimator (Horvitz-Thompson over the n_seen
     # items), as the two are compared: the labels of the majority class M, each counted 1/q
-    base = iw_estimate(float(cells.s1[major].sum()), float(cells.s2[major].sum()), m_total, n_seen)
-    flat["baseline_accuracy"] = base if z == Z95 else _rescale(base, z)
+    base_acc = iw_estimate(float(cells.s1[major].sum()), float(cells.s2[major].sum()), m_total, n_seen)
+    flat["baseline_accuracy"] = base_acc if z == Z95 else _rescale(base_acc, z)
     out = _nest(flat, classes)
     out["baseline"]["class"] = classes[major]
     return out

@@ -22,7 +22,7 @@ from annotator.labelling.reporting.metrics import project_metrics
 from learners.evaluation.metrics import accuracy
 from learners.evaluation.per_class import Cells, confusion
 from tests.support.app import digits_project, member
-from tests.support.decision_log import covered_accuracy, decision_log
+from tests.support.decision_log import covered_accuracy, decision_log, not_reached
 
 pytestmark = pytest.mark.django_db
 
@@ -52,6 +52,8 @@ def check(project):
     got = m["accuracy_iw"]
     assert got["seen"] == want.seen == m["coverage"]["covered_items"]
     assert m["coverage"]["unasked_items"] == sum(1 for d in log if d.query_prob == 0)
+    assert m["coverage"]["not_reached_by_cause"] == not_reached(log)
+    assert sum(not_reached(log).values()) == m["coverage"]["not_reached_items"]
     assert (got["value"], got["low"], got["high"], got["n"]) == pytest.approx(
         (want.estimate.value, want.estimate.low, want.estimate.high, want.estimate.n))
     c = curves(project)
@@ -125,3 +127,77 @@ def test_aggregates_equal_the_recomputation_on_a_random_stream(monkeypatch):
     assert after.keys() == before.keys()
     assert after.pop("coverage") == before.pop("coverage")  # counts and sentences: exactly
     assert all(after[key] == pytest.approx(value) for key, value in before.items())
+
+
+def _totals(stats):
+    return (stats.frontier, stats.iw_seen, stats.iw_m, stats.iw_s1, stats.iw_s2, stats.iw_cells,
+            stats.iw_auto, stats.left_out)
+
+
+def test_a_dispute_settled_behind_the_frontier_joins_the_estimates_as_a_rebuild_counts_it():
+    """Two annotators disagree on a queried item (overlap 2, majority vote): the frontier passes
+    it, left out in dispute; when the reviewer decides it, its label joins the running totals,
+    which then equal a rebuild from the log (docs/estimates.md), and the coverage says why an item
+    is not reached: in dispute, then relabelled by an admin."""
+    from annotator.labelling.models import Membership, Review
+    from harness.chosen_labels import label_chosen
+    from tests.support.app import SPAM, client_for, member, text_project
+
+    project = text_project(SPAM, overlap_k=2, overlap_fraction=1.0, look_ahead=6,
+                           params={"delta": 0.5, "query": "all"})
+    update_project(project.pk)
+    ann, bob = member(project, "ann"), member(project, "bob")
+    items = list(project.items.order_by("seq"))
+    for k, item in enumerate(items):
+        label_chosen(project, item.pk, ann, "spam" if k == 1 else ["ham", "spam"][k % 2])
+        label_chosen(project, item.pk, bob, "ham" if k == 1 else ["ham", "spam"][k % 2])
+    update_project(project.pk)
+    stats = StreamStats.objects.get(project=project)
+    assert stats.frontier == 6 and stats.iw_m == 5 and stats.left_out == {"disputed": 1}
+    admin = client_for(member(project, "boss", Membership.Role.ADMIN))
+    coverage = admin.get(f"/api/projects/{project.pk}/metrics").json()["coverage"]
+    assert coverage["not_reached_by_cause"] == {"disputed": 1} == not_reached(decision_log(project))
+    assert "1 item in dispute, without a settled consensus (covered once a reviewer decides)" \
+        in coverage["summary"]
+
+    review = Review.objects.get(item=items[1], decided_at__isnull=True)
+    rita = client_for(member(project, "rita", Membership.Role.REVIEWER))
+    decided = rita.post(f"/projects/{project.pk}/reviews/{review.pk}/decide", {"value": "spam"})
+    assert decided.status_code == 302
+    update_project(project.pk)
+    after = _totals(StreamStats.objects.get(project=project))
+    assert after[:3] == (6, 6, 6)  # the settled item is in the estimate
+    assert after == _totals(running_totals.rebuild(project.pk))
+    m = project_metrics(project)
+    want = covered_accuracy(decision_log(project))
+    assert m["accuracy_iw"]["n"] == want.estimate.n == 6
+    assert m["accuracy_iw"]["value"] == pytest.approx(want.estimate.value)
+    assert m["coverage"]["not_reached_items"] == 0 and m["coverage"]["not_reached_by_cause"] == {}
+
+    relabelled = admin.post(f"/projects/{project.pk}/items/{items[2].pk}/relabel", {"value": "ham"})
+    assert relabelled.status_code == 302
+    update_project(project.pk)
+    after = _totals(StreamStats.objects.get(project=project))
+    assert after == _totals(running_totals.rebuild(project.pk)) and after[7] == {"relabelled": 1}
+    coverage = admin.get(f"/api/projects/{project.pk}/metrics").json()["coverage"]
+    assert coverage["not_reached_by_cause"] == {"relabelled": 1} == not_reached(decision_log(project))
+    assert "not reached: 1 item relabelled by an admin or in Label Studio (not a draw of the query rule)." \
+        in coverage["summary"] and "skipped" not in coverage["summary"]
+
+
+def test_aggregates_from_before_the_left_out_count_are_built_again_on_first_use():
+    """Aggregates whose walk did not count what it left out (``left_out`` NULL, as migration 0038
+    leaves the existing rows, their checkpoints without it) are built from the log on first use:
+    by a request (the metrics) as by the worker (``running_totals.load``)."""
+    from tests.support.app import member, teach
+
+    project = digits_project(40, look_ahead=40, budget_ratio=0.2)
+    teach(project, member(project, "ann"))
+    want = _totals(StreamStats.objects.get(project=project))
+    old = [c[:8] + ([c[8][:2]] if c[8] else [None])  # the checkpoints as the walk kept them then
+           for c in StreamStats.objects.get(project=project).checkpoints]
+    for read in (project_metrics, lambda p: running_totals.load(p.pk)):
+        StreamStats.objects.filter(project=project).update(left_out=None, checkpoints=old)
+        read(project)
+        assert _totals(StreamStats.objects.get(project=project)) == want
+        assert all(len(c[8]) == 3 for c in StreamStats.objects.get(project=project).checkpoints if c[8])

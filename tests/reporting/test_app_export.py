@@ -10,8 +10,8 @@ from django.core.management import call_command
 from annotator.labelling.annotation.actions import lease_next, submit_label
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.models import Item, LearnerState
-from learners import load_model
 from annotator.labelling.reporting.summary import budget_summary
+from learners import load_model
 from tests.support.app import client_for, digits_project, member, teach
 
 pytestmark = pytest.mark.django_db

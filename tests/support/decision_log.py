@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from annotator.labelling.engine.decision_log import Decision
+from annotator.labelling.engine.decision_log import Decision, left_out_flags
 from annotator.labelling.models import Item, Label, Project
 from learners.evaluation.metrics import Estimate, importance_weighted_accuracy
 
@@ -26,13 +26,29 @@ class CoveredEstimate(NamedTuple):
 
 
 def decision_log(project: Project) -> list[Decision]:
-    """Every decided item of ``project`` in ``seq`` order (two queries)."""
+    """Every decided item of ``project`` in ``seq`` order, with why a queried item without a drawn
+    label is left out (:func:`~annotator.labelling.engine.decision_log.left_out_flags`)."""
     labels = dict(Label.objects.filter(project=project, primary=True, drawn=True)
                   .values_list("item_id", "value"))
     rows = (Item.objects.filter(project=project).decided().order_by("seq")
             .values_list("id", "seq", "status", "prediction", "query_prob", "queried", "gold"))
-    return [Decision(seq, status, pred, q, bool(queried), gold, labels.get(pk))
-            for pk, seq, status, pred, q, queried, gold in rows]
+    log = [(pk, Decision(seq, status, pred, q, bool(queried), gold, labels.get(pk)))
+           for pk, seq, status, pred, q, queried, gold in rows]
+    flags = left_out_flags(pk for pk, d in log if d.left_out is not None)
+    return [d.flagged(flags, pk) for pk, d in log]
+
+
+def not_reached(log: Sequence[Decision]) -> dict[str, int]:
+    """Why the estimate does not reach the decided items it could cover (docs/estimates.md): the
+    items of the covered prefix left out per cause, but ``unasked`` (q = 0), and ``waiting``: the
+    items from the first queried one still waiting for its label on, but those with q = 0."""
+    stop = covered_accuracy(log).stop
+    out: dict[str, int] = {}
+    for d in log[:stop]:
+        if d.left_out not in (None, "unasked"):
+            out[d.left_out] = out.get(d.left_out, 0) + 1
+    waiting = sum(1 for d in log[stop:] if d.query_prob > 0)
+    return {**out, **({"waiting": waiting} if waiting else {})}
 
 
 def covered_accuracy(log: Sequence[Decision]) -> CoveredEstimate:

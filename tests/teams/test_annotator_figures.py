@@ -78,7 +78,8 @@ def test_a_label_or_a_honeypot_answer_moves_no_figure_an_annotator_sees(checked)
 
     cache.clear()  # the snapshot expired: the next read builds a new one
     after = _metrics(ann, project)
-    assert after["items_labelled"] == before["items_labelled"] + 1 and after["model_version"] > before["model_version"]
+    assert after["items_labelled"] == before["items_labelled"] + 1
+    assert after["model_version"] > before["model_version"]
     assert _panel(ann, project) != panel
 
 

@@ -17,7 +17,15 @@ only under the learner-state lock, in the transactions that record what they cou
   (it stops at the first queried item still waiting for a label);
 * :func:`record_undo` (an undo): the counts lose the label if it was applied and, when the
   item lies inside the covered prefix, the frontier goes back to the last checkpoint before
-  it and the next :func:`advance_frontier` walks forward again from there.
+  it and the next :func:`advance_frontier` walks forward again from there;
+* :func:`record_new_primary` (a consensus or a reviewer's decision gives a queried item its first
+  primary label): when the frontier passed the item, which it then left out of the estimator's
+  stream (in dispute), it goes back before it in the same way, so the label joins the estimates
+  as a walk of the whole log would count it.
+
+The walk also counts the items of the covered prefix it leaves out of the estimator's stream, per
+cause (``left_out``, :attr:`.decision_log.Decision.left_out`), which :mod:`..reporting.coverage`
+reads to say why the estimates do not reach an item.
 
 Items are decided in ``seq`` order and ``seq`` runs 0, 1, 2, ... within a project, so the
 first ``t`` decided items are the items with ``seq < t``. :func:`rebuild` recomputes the
@@ -40,7 +48,7 @@ from django.db.models import Max, OuterRef, Subquery
 
 from annotator.labelling.models import Item, Label, LearnerState, StreamStats
 
-from .decision_log import Decision
+from .decision_log import Decision, left_out_flags
 
 #: points per curve wanted on the dashboard; between this and twice this many checkpoints are kept
 CURVE_POINTS = 60
@@ -48,8 +56,8 @@ CURVE_POINTS = 60
 WALK = (16, 2000)
 #: the importance-weighted sums, on the aggregates and on each checkpoint (None there until reached)
 IW_FIELDS = ("iw_seen", "iw_m", "iw_s1", "iw_s2")
-#: a checkpoint: ``[t, gold_n, gold_correct, queried, *IW_FIELDS, [iw_cells, iw_auto]]`` (see
-#: :class:`.models.StreamStats`)
+#: a checkpoint: ``[t, gold_n, gold_correct, queried, *IW_FIELDS, [iw_cells, iw_auto, left_out]]``
+#: (see :class:`.models.StreamStats`)
 T, IW, CELLS = 0, slice(4, 8), 8
 
 
@@ -66,10 +74,17 @@ def _add_cell(cells: dict[str, list[float]], key: str, q: float) -> None:
     cells[key] = [m + 1.0, s1 + 1.0 / q, s2 + (1.0 - q) / (q * q)]
 
 
+def outdated(stats: StreamStats | None) -> bool:
+    """Aggregates to build from the log: missing, or from before the walk counted the items it
+    leaves out (``left_out`` None: its checkpoints lack them too)."""
+    return stats is None or stats.left_out is None
+
+
 def load(project_id: int) -> StreamStats:
-    """The project's aggregates (call under the state lock); built from the log if missing."""
+    """The project's aggregates (call under the state lock); built from the log if
+    :func:`outdated`."""
     stats = StreamStats.objects.filter(project_id=project_id).first()
-    return stats if stats is not None else rebuild(project_id)
+    return rebuild(project_id) if outdated(stats) else stats  # type: ignore[return-value]
 
 
 def _count(counts: dict[str, int], value: Any, step: int) -> None:
@@ -132,21 +147,44 @@ def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> 
             stats.seconds_sum -= label.seconds
             stats.seconds_n -= 1
     if seq < stats.frontier:
-        back = next((c for c in reversed(stats.checkpoints) if c[T] <= seq and c[IW][0] is not None), None)
-        stats.frontier = back[T] if back else 0
-        for i, name in enumerate(IW_FIELDS):
-            setattr(stats, name, back[IW][i] if back else 0)
-        stats.iw_cells, stats.iw_auto = (json.loads(json.dumps(back[CELLS])) if back else ({}, {}))
-        for c in stats.checkpoints:
-            if c[T] > stats.frontier:
-                c[IW] = [None] * len(IW_FIELDS)
-                c[CELLS] = None
+        _back_before(stats, seq)
     stats.save()
+
+
+def record_new_primary(stats: StreamStats, seq: int, queried: bool) -> None:
+    """A label became the primary label of item ``seq``, which had none (a consensus, a reviewer's
+    decision or a relabel of an item in dispute): if the item was ``queried`` and the frontier
+    passed it, the walk left it out of the estimator's stream for want of a label
+    (:attr:`.decision_log.Decision.left_out`), so the frontier goes back before it as on an undo
+    and the next :func:`advance_frontier` counts it as a walk of the whole log does. Saves ``stats``
+    when it moved."""
+    if queried and seq < stats.frontier:
+        _back_before(stats, seq)
+        stats.save()
+
+
+def _back_before(stats: StreamStats, seq: int) -> None:
+    """Move the frontier back to the last checkpoint at or before item ``seq`` whose sums are set
+    (or the start), with the sums and counts it held; later checkpoints lose theirs."""
+    back = next((c for c in reversed(stats.checkpoints) if c[T] <= seq and c[IW][0] is not None), None)
+    stats.frontier = back[T] if back else 0
+    for i, name in enumerate(IW_FIELDS):
+        setattr(stats, name, back[IW][i] if back else 0)
+    stats.iw_cells, stats.iw_auto, stats.left_out = (json.loads(json.dumps(back[CELLS])) if back
+                                                     else ({}, {}, {}))
+    for c in stats.checkpoints:
+        if c[T] > stats.frontier:
+            c[IW] = [None] * len(IW_FIELDS)
+            c[CELLS] = None
 
 
 def advance_frontier(stats: StreamStats, n_decided: int) -> None:
     """Walk the frontier forward, at most to ``n_decided``, while the rule of :mod:`.decision_log`
-    lets the estimate cover the next item (it stops at a queried item awaiting its label)."""
+    lets the estimate cover the next item (it stops at a queried item awaiting its label),
+    counting the items it leaves out per cause (``left_out``)."""
+    if stats.left_out is None:
+        raise ValueError("aggregates from before the walk counted what it leaves out: load() rebuilds them")
+    left_out: dict[str, int] = stats.left_out
     size = WALK[0]
     primary = Label.objects.filter(item=OuterRef("pk"), primary=True, drawn=True).values("value")[:1]
     at = {c[T]: c for c in stats.checkpoints if c[T] > stats.frontier}
@@ -154,10 +192,16 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
         rows = list(Item.objects.filter(project_id=stats.project_id, seq__gte=stats.frontier,
                                         seq__lt=min(n_decided, stats.frontier + size))
                     .order_by("seq").annotate(label=Subquery(primary))
-                    .values_list("seq", "status", "prediction", "query_prob", "queried", "label"))
-        for seq, status, prediction, prob, queried, label in rows:
-            q = float(prob) if prob is not None else 1.0  # every decided item has its q
-            d = Decision(seq, status, prediction, q, bool(queried), None, label)
+                    .values_list("pk", "seq", "status", "prediction", "query_prob", "queried", "label"))
+        # every decided item has its q
+        window = [(pk, Decision(seq, status, prediction, float(prob) if prob is not None else 1.0,
+                                bool(queried), None, label))
+                  for pk, seq, status, prediction, prob, queried, label in rows]
+        # why a queried item without a drawn label is left out: read for those few alone
+        flags = left_out_flags(pk for pk, d in window if d.left_out == "skipped")
+        for pk, d in window:
+            d = d.flagged(flags, pk)
+            seq, q = d.seq, d.query_prob
             if d.awaiting_label:
                 return
             if d.in_stream:
@@ -170,10 +214,13 @@ def advance_frontier(stats: StreamStats, n_decided: int) -> None:
                     _add_cell(stats.iw_cells, cell_key(d.label, d.prediction), q)
                 else:
                     _count(stats.iw_auto, d.prediction, 1)
+            else:
+                _count(left_out, d.left_out, 1)
             stats.frontier = seq + 1
             if stats.frontier in at:
                 at[stats.frontier][IW] = [getattr(stats, name) for name in IW_FIELDS]
-                at[stats.frontier][CELLS] = json.loads(json.dumps([stats.iw_cells, stats.iw_auto]))
+                at[stats.frontier][CELLS] = json.loads(json.dumps([stats.iw_cells, stats.iw_auto,
+                                                                   stats.left_out]))
         if not rows:
             return
         size = WALK[1]
@@ -187,7 +234,7 @@ def rebuild(project_id: int) -> StreamStats:
     old = StreamStats.objects.filter(project_id=project_id).values_list("unasked", flat=True).first()
     StreamStats.objects.filter(project_id=project_id).delete()
     stats = StreamStats(project_id=project_id, checkpoints=[], gold_cells={}, iw_cells={}, iw_auto={},
-                        unasked={})
+                        unasked={}, left_out={})
     decided = Item.objects.filter(project_id=project_id).decided()
     n_decided = decided.aggregate(m=Max("seq"))["m"]
     n_decided = 0 if n_decided is None else n_decided + 1

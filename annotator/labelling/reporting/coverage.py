@@ -13,8 +13,13 @@ decided items split exactly into
 * ``covered_items``;
 * ``unasked_items``: logged with ``q = 0``, per cause (``unasked_by_cause``; ``held_by_cap`` is
   the cap's share), which no estimate can ever cover;
-* ``not_reached_items``: the rest: queried and skipped (or relabelled by an admin), or after
-  the first queried item still waiting for its label (covered once it has one).
+* ``not_reached_items``: the rest, per cause (``not_reached_by_cause``): queried items the
+  running totals' walk passed and left out for want of a label drawn by the query rule
+  (``relabelled``: an admin or Label Studio gave its label, never covered; ``disputed``: its
+  opinions are in without a settled consensus, covered once a reviewer decides; ``skipped``:
+  left by an earlier version of the queue; :attr:`.decision_log.Decision.left_out`), and the items
+  after the frontier (``waiting``: from the first queried item still waiting for its label on,
+  covered once it has one).
 
 When items nobody could be asked about exist and the covered share of the decided items is
 under :data:`COVERED_SHARE_WARNING`, every place that shows the estimates shows a warning: they
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from annotator.labelling.engine.decision_log import UNASKED_CAUSES
+from annotator.labelling.engine.decision_log import LEFT_OUT_CAUSES, UNASKED_CAUSES
 from annotator.labelling.models import StreamStats
 
 #: under this share of the decided items covered (with items nobody could be asked about), the
@@ -41,6 +46,19 @@ CAUSE_TEXT: Final = {
     "labelled": "labelled before they were decided (imported with labels)",
     "rule": "given probability 0 by the learner's own rule",
     "unrecorded": "logged with probability 0 before their cause was counted",
+}
+
+#: why items the estimates could cover are not covered, in the order they are told
+NOT_REACHED_CAUSES: Final = (*(c for c in LEFT_OUT_CAUSES if c != "unasked"), "waiting")
+
+#: how each cause of ``not_reached_by_cause`` is told (the count first; ``{frontier}``: the item
+#: the frontier stops at)
+NOT_REACHED_TEXT: Final = {
+    "relabelled": "relabelled by an admin or in Label Studio (not a draw of the query rule)",
+    "disputed": "in dispute, without a settled consensus (covered once a reviewer decides)",
+    "skipped": "skipped",
+    "waiting": "at or after item {frontier}, the first queried item still waiting for its label "
+               "(covered once it has one)",
 }
 
 #: where the covered items lie, per cause, for the warning
@@ -62,12 +80,19 @@ def estimate_coverage(stats: StreamStats, decided: int) -> dict[str, Any]:
     :data:`UNASKED_CAUSES` order, none with 0), ``not_reached_items``, ``warning`` (bool),
     ``warning_below`` (:data:`COVERED_SHARE_WARNING`), ``summary`` (one sentence with these
     numbers, None before any decision) and ``warning_text`` (None without the warning).
-    ``decided``: the decided items (``LearnerState.n_decided``)."""
+    ``decided``: the decided items (``LearnerState.n_decided``). ``not_reached_by_cause``:
+    {cause: count}, causes in :data:`NOT_REACHED_CAUSES` order, none with 0, summing to
+    ``not_reached_items``."""
     counts = stats.unasked or {}
     by_cause = {c: int(counts[c]) for c in UNASKED_CAUSES if counts.get(c)}
     covered = int(stats.iw_seen)
     unasked = sum(by_cause.values())
     not_reached = max(0, decided - covered - unasked)
+    left = stats.left_out or {}
+    # after the frontier: the decided items past it less those of them logged with q = 0
+    waiting = decided - int(stats.frontier) - (unasked - int(left.get("unasked", 0)))
+    reasons = {**{c: int(left.get(c, 0)) for c in NOT_REACHED_CAUSES if c != "waiting"}, "waiting": waiting}
+    not_reached_by = {c: n for c, n in reasons.items() if n > 0}
     share = covered / decided if decided else None
     warning = share is not None and unasked > 0 and share < COVERED_SHARE_WARNING
     summary = None
@@ -78,8 +103,9 @@ def estimate_coverage(stats: StreamStats, decided: int) -> dict[str, Any]:
             told = "; ".join(f"{_items(n)} {CAUSE_TEXT[c]}" for c, n in by_cause.items())
             summary += f"; not covered: {told}"
         if not_reached:
-            summary += (f"; not reached: {_items(not_reached)} queried and skipped, or after a queried "
-                        "item still waiting for its label")
+            told = ", ".join(f"{_items(n)} {NOT_REACHED_TEXT[c].format(frontier=stats.frontier)}"
+                             for c, n in not_reached_by.items())
+            summary += f"; not reached: {told}"
         summary += "."
     warning_text = None
     if warning:
@@ -93,5 +119,6 @@ def estimate_coverage(stats: StreamStats, decided: int) -> dict[str, Any]:
                           "labels speak for the rest.")
     return {"decided_items": decided, "covered_items": covered, "covered_share": share,
             "held_by_cap": by_cause.get("cap", 0), "unasked_items": unasked, "unasked_by_cause": by_cause,
-            "not_reached_items": not_reached, "warning": warning, "warning_below": COVERED_SHARE_WARNING,
+            "not_reached_items": not_reached, "not_reached_by_cause": not_reached_by,
+            "warning": warning, "warning_below": COVERED_SHARE_WARNING,
             "summary": summary, "warning_text": warning_text}

@@ -46,10 +46,11 @@ from .coverage import estimate_coverage
 
 def aggregates(project: Project) -> tuple[StreamStats, LearnerState | None]:
     """The project's stored aggregates and state (built from the log once, under the state lock,
-    for a project from before they existed)."""
+    for a project from before they existed or before they counted what they leave out:
+    :func:`.running_totals.outdated`)."""
     found = StreamStats.objects.filter(project=project).first()
     state = LearnerState.objects.filter(project=project).defer("blob").first()
-    if found is None and state is not None:
+    if running_totals.outdated(found) and state is not None:
         with transaction.atomic():
             LearnerState.objects.select_for_update().filter(project=project).defer("blob").first()
             found = running_totals.load(project.pk)

@@ -17,7 +17,10 @@ The consensus class becomes the item's primary label: the earliest standing opin
 class (a reviewer's class that no annotator gave is stored as a ``Label`` of kind
 ``adjudication`` by the reviewer). When that replaces a primary label the learner already
 learnt, the learner is rebuilt from the final labels (``LearnerState.needs_rebuild``, as an
-undo does: a new model version whose state equals a replay of the final labels).
+undo does: a new model version whose state equals a replay of the final labels). The running
+totals follow either way: a label replaced leaves them (:func:`.running_totals.record_undo`), and
+an item's first label, given after the estimates' frontier passed it in dispute, joins them
+(:func:`.running_totals.record_new_primary`, docs/estimates.md).
 
 :func:`resolve` is the reviewer's final decision (any item; status ``adjudicated``, never
 recomputed); :func:`disagreements` lists the items waiting for one; :func:`opinions` gives an
@@ -167,6 +170,8 @@ def _set_final(item: Item, value: Any, counts: StreamStats, by: Any = None, draw
     if target is not None:
         target.primary, target.applied_version = True, None  # applied again, in its new place
         target.save(update_fields=["primary", "applied_version"])
+        if current is None:  # an item the estimates left out, in dispute, may join them now
+            running_totals.record_new_primary(counts, item.seq, bool(item.queried))
     if made and target is not None:  # a person's label stored: a reviewer's, an admin's, Label Studio's
         outbox.labels_created(item.project_id, [target])
     return rebuild
