@@ -50,6 +50,7 @@ def test_metrics_on_a_hand_made_log():
     assert (m["items"], m["pending"], m["waiting"], m["seen"], m["queried"]) == (8, 1, 1, 7, 4)
     assert m["query_ratio"] == pytest.approx(4 / 7)
     assert (m["items_labelled"], m["labels_applied"], m["seconds_per_label"]) == (3, 3, 3.0)
+    assert m["labels"] == m["items_labelled"]  # the earlier name, kept for API clients
     assert (m["labels_given"], m["label_cost"]) == (3, None)  # no price per label
     # exact: 6 decided items have gold; right at seq 0, 2, 3, 6
     assert m["accuracy_gold"] == {"value": pytest.approx(4 / 6), "n": 6}

@@ -8,7 +8,9 @@ aggregates (:mod:`.running_totals`) so that a request costs the same at 1k and 1
   (an annotator's label, their consensus, or a reviewer's decision), applied or waiting for the
   worker: one per item, the sample the query rule drew. Not counted: an item in dispute (no label
   yet), an item whose label an admin replaced and a label given in Label Studio (``Label.drawn``
-  False, docs/dataset.md), which leave it for good; ``labels_applied``: those the worker has applied.
+  False, docs/dataset.md), which leave it for good; ``labels``: the same figure under its name
+  before ``items_labelled`` (kept so that API clients written then go on working);
+  ``labels_applied``: those the worker has applied.
   ``seconds_per_label``: mean annotator time over those labels (the ones with a recorded time).
 * ``labels_given``: every label people gave in this app and were paid for
   (:func:`labels_given`: each answer of an annotator, undone, changed, extra and honeypot answers
@@ -107,7 +109,7 @@ def model_metrics(project: Project) -> dict[str, Any]:
         "project": project.pk,
         "model_version": state.version if state else 0,
         "seen": seen, "queried": queried, "query_ratio": queried / seen if seen else None,
-        "items_labelled": labels, "labels_applied": agg.labels,
+        "items_labelled": labels, "labels": labels, "labels_applied": agg.labels,
         "labels_given": given, "label_cost": label_cost(project, given),
         "seconds_per_label": (agg.seconds_sum + new_seconds) / timed if timed else None,
         "accuracy_gold": _estimate(agg.gold_correct / agg.gold_n if agg.gold_n else None, agg.gold_n),
