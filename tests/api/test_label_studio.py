@@ -14,6 +14,7 @@ from annotator.labelling.annotation.label_studio import backend_token
 from annotator.labelling.engine.pipeline import update_project
 from annotator.labelling.ingest import run_job
 from annotator.labelling.models import (
+    ImportChunk,
     ImportJob,
     Item,
     Label,
@@ -23,6 +24,7 @@ from annotator.labelling.models import (
     Project,
 )
 from annotator.labelling.reporting.label_studio import labeling_config
+from annotator.labelling.worker import tasks as worker_tasks
 from tests.support.app import SPAM, member, text_project
 
 pytestmark = pytest.mark.django_db
@@ -59,11 +61,26 @@ def upload(client, project: Project, tasks: list[dict]):
     return client.post(f"/projects/{project.pk}/upload", {"file": export_file(tasks)})
 
 
-def test_an_export_becomes_items_with_labels_kept_with_their_annotators(client):
+def import_as_uploaded(job: ImportJob) -> ImportJob:
+    """Run the upload's import as the workers do (``tasks.import_upload``, then one
+    ``tasks.import_chunk`` per chunk it staged): every record goes through the staged chunks."""
+    worker_tasks.import_upload(job.pk)
+    for index in ImportChunk.objects.filter(job=job).order_by("index").values_list("index", flat=True):
+        worker_tasks.import_chunk(job.pk, index)
+    job.refresh_from_db()
+    return job
+
+
+@pytest.mark.parametrize("path", ["upload page", "import_items command"])
+def test_an_export_becomes_items_with_labels_kept_with_their_annotators(client, settings, path):
+    # the upload page's import (small chunks: the first one inline, the others by import_chunk
+    # tasks) and the command's (run_job) store the same labels
+    settings.IMPORT_FIRST_CHUNK, settings.IMPORT_CHUNK = 1, 2
     project = text_project()
     assert upload(client, project, ls_tasks()).status_code == 302
     job = ImportJob.objects.get(project=project)
-    assert run_job(job.pk).status == "done"
+    job = import_as_uploaded(job) if path == "upload page" else run_job(job.pk)
+    assert job.status == "done" and job.known == 2
     items = list(Item.objects.filter(project=project).order_by("seq"))
     assert [i.text for i in items] == [t["data"]["text"] for t in ls_tasks()]
     labels = list(Label.objects.filter(project=project).order_by("id")

@@ -3,7 +3,8 @@ worker may take, its items inserted in the file's order.
 
 * :func:`stage` (the job's first task): claims the job (:func:`..engine.jobs.claim`), parses
   and validates the whole file, storing nothing (a malformed file is refused whole, as in
-  :func:`..ingest.run_job`), then writes the records in :class:`..models.ImportChunk` rows: a
+  :func:`..ingest.run_job`), then writes the records, whole (every field: the opinions of a
+  Label Studio export, the ignored columns; :func:`_dump`), in :class:`..models.ImportChunk` rows: a
   small first chunk (``IMPORT_FIRST_CHUNK`` records, so the queue fills within seconds), then
   chunks of ``IMPORT_CHUNK``. The first chunk is featurized and inserted by this task at once,
   before the others are staged (the queue fills within seconds even with one worker process);
@@ -28,6 +29,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import fields
 from itertools import islice
 from typing import Any
 
@@ -56,17 +58,51 @@ def _chunk_sizes() -> tuple[int, int]:
     return int(getattr(settings, "IMPORT_FIRST_CHUNK", 200)), int(getattr(settings, "IMPORT_CHUNK", CHUNK))
 
 
-def _dump(record: Record) -> list[Any]:
-    """A record as JSON (an image's bytes in base64)."""
-    raw = {"base64": base64.b64encode(record.raw).decode()} if isinstance(record.raw, bytes) else record.raw
-    return [record.where, raw, record.gold, record.filename]
+def _encoded(value: Any) -> Any:
+    """``value`` as JSON that :func:`_decoded` turns back into an equal value: bytes, tuples and
+    objects are tagged (``{"b64": ...}``, ``{"tuple": [...]}``, ``{"dict": {...}}``), so no value
+    a record holds is mistaken for another."""
+    if isinstance(value, bytes):
+        return {"b64": base64.b64encode(value).decode()}
+    if isinstance(value, tuple):
+        return {"tuple": [_encoded(v) for v in value]}
+    if isinstance(value, list):
+        return [_encoded(v) for v in value]
+    if isinstance(value, dict):
+        return {"dict": {k: _encoded(v) for k, v in value.items()}}
+    return value
 
 
-def _load(row: list[Any]) -> Record:
-    where, raw, gold, filename = row
-    if isinstance(raw, dict) and set(raw) == {"base64"}:
-        raw = base64.b64decode(raw["base64"])
-    return Record(where=where, raw=raw, gold=gold, filename=filename)
+def _decoded(value: Any) -> Any:
+    """Inverse of :func:`_encoded`."""
+    if isinstance(value, list):
+        return [_decoded(v) for v in value]
+    if isinstance(value, dict):
+        ((tag, inner),) = value.items()
+        if tag == "b64":
+            return base64.b64decode(inner)
+        if tag == "tuple":
+            return tuple(_decoded(v) for v in inner)
+        return {k: _decoded(v) for k, v in inner.items()}
+    return value
+
+
+def _dump(record: Record) -> dict[str, Any]:
+    """A record as JSON: every field of :class:`~learners.uploads.Record` (read from the dataclass,
+    so a field added there is staged too), each value as :func:`_encoded`."""
+    return {f.name: _encoded(getattr(record, f.name)) for f in fields(Record)}
+
+
+def _load(row: dict[str, Any] | list[Any]) -> Record:
+    """Inverse of :func:`_dump`. A list is a row staged before every field was kept
+    (``[where, raw, gold, filename]``, an image's bytes as ``{"base64": ...}``): a chunk staged
+    by the previous version of the app, read once after an upgrade."""
+    if isinstance(row, list):
+        where, raw, gold, filename = row
+        if isinstance(raw, dict) and set(raw) == {"base64"}:
+            raw = base64.b64decode(raw["base64"])
+        return Record(where=where, raw=raw, gold=gold, filename=filename)
+    return Record(**{name: _decoded(value) for name, value in row.items()})
 
 
 def pack_rows(rows: list[bytes]) -> bytes:
