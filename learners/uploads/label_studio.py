@@ -8,7 +8,9 @@ annotations become the record's :attr:`~.records.Record.opinions` (``(class, who
 annotator as the export names them: the email of ``completed_by`` when the export expands it,
 else ``created_username``, else ``user <id>``); cancelled (skipped) annotations and empty results
 are left out. Predictions are checked by the same rules and then dropped: they are another
-model's guesses, and this project's learner makes its own.
+model's guesses, and this project's learner makes its own. A prediction given by its id only (an
+integer: Label Studio's own "Export -> JSON" writes ``"predictions": [1]``) holds nothing to check
+and is skipped.
 
 Refused with the task's 0-based index (and its Label Studio id): a result of any other type (a
 ``labels`` span, a bounding box, a text area...), several choices in one result, a class the
@@ -125,8 +127,11 @@ def task_record(target: Target, index: int, task: Any) -> Record:
         if value is not None:
             opinions.append((value, annotator_name(annotation)))
     for n, prediction in enumerate(task.get("predictions") or []):
+        if isinstance(prediction, int) and not isinstance(prediction, bool):
+            continue  # a prediction's id: Label Studio's "Export -> JSON" gives no more of it
         if not isinstance(prediction, dict):
-            raise IngestError(f"{where}, prediction {n}: expected an object")
+            raise IngestError(f"{where}, prediction {n}: expected an object or a prediction id, "
+                              f"got {type(prediction).__name__}")
         choice_of(target, prediction.get("result", []), f"{where}, prediction {n}")
     content = data[key]
     if target.item_kind == "image":

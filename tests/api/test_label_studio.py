@@ -115,6 +115,8 @@ def get_user(username: str):
     ("span", "task 1 (Label Studio id 12), annotation 0: a 'labels' result (a span control, <Labels>)"),
     ("class", "task 1 (Label Studio id 12), annotation 0: class"),
     ("prediction", "task 0 (Label Studio id 11), prediction 0: class"),
+    ("prediction bool", "task 0 (Label Studio id 11), prediction 1: expected an object or a prediction id, "
+                        "got bool"),
     ("no text", "task 3 (Label Studio id 14): no data.text"),
     ("not a list", "a Label Studio export is a JSON list of tasks"),
 ])
@@ -127,6 +129,8 @@ def test_bad_exports_are_refused_naming_the_task_and_store_nothing(client, case,
         tasks[1]["annotations"][0]["result"] = choices("eggs")
     elif case == "prediction":
         tasks[0]["predictions"][0]["result"] = choices("eggs")
+    elif case == "prediction bool":
+        tasks[0]["predictions"] = [7, True]
     elif case == "no text":
         tasks[3]["data"] = {"image": "x"}
     response = upload(client, project, 7 if case == "not a list" else tasks)
@@ -136,6 +140,41 @@ def test_bad_exports_are_refused_naming_the_task_and_store_nothing(client, case,
     assert needle in page
     assert not Item.objects.filter(project=project).exists() and not Label.objects.exists()
     assert not ImportJob.objects.filter(project=project).exists()
+
+
+def real_export() -> list[dict]:
+    """Two tasks as a real Label Studio 1.23.2 "Export -> JSON" file writes them (every key it
+    writes; predictions given by their ids, ``completed_by`` a user id)."""
+
+    def annotation(n: int, choice: str) -> dict:
+        return {"id": n, "completed_by": 1, "result": choices(choice), "was_cancelled": False,
+                "ground_truth": False, "created_at": "2026-11-29T14:52:28.712928Z",
+                "updated_at": "2026-11-29T14:52:28.712977Z", "draft_created_at": None, "lead_time": None,
+                "prediction": {}, "result_count": 0, "unique_id": "acf43b62-da0d-497d-b310-b01267c564e0",
+                "import_id": None, "last_action": None, "bulk_created": False, "task": n, "project": 1,
+                "updated_by": None, "parent_prediction": None, "parent_annotation": None,
+                "last_created_by": None}
+
+    def task(n: int, text: str, done: list[dict]) -> dict:
+        return {"id": n, "annotations": done, "drafts": [], "predictions": [n], "data": {"text": text},
+                "meta": {}, "created_at": "2026-11-29T14:52:28.701463Z",
+                "updated_at": "2026-11-29T14:52:28.701522Z", "allow_skip": True, "inner_id": n,
+                "total_annotations": len(done), "cancelled_annotations": 0, "total_predictions": 1,
+                "comment_count": 0, "unresolved_comment_count": 0, "last_comment_updated_at": None,
+                "project": 1, "updated_by": None, "comment_authors": []}
+
+    return [task(1, "win a free prize now", [annotation(1, "spam")]), task(2, "see you at noon", [])]
+
+
+def test_a_real_label_studio_export_with_prediction_ids_is_imported(client):
+    project = text_project()
+    assert upload(client, project, real_export()).status_code == 302
+    job = import_as_uploaded(ImportJob.objects.get(project=project))
+    assert job.status == "done", job.error
+    assert list(Item.objects.filter(project=project).order_by("seq").values_list("text", flat=True)) == [
+        "win a free prize now", "see you at noon"]
+    labels = Label.objects.filter(project=project).values_list("item__seq", "value", "annotator__username")
+    assert list(labels) == [(0, "spam", "labelstudio+user_1")]
 
 
 #: JSON nested past the parser's recursion limit (deep uploads: tests/web/test_bad_input.py)
