@@ -296,6 +296,45 @@ def test_predict_then_annotations_teach_the_learner(client):
     assert violations(project) == []
 
 
+def test_tasks_exported_here_come_back_through_the_backend_as_their_own_items(client):
+    # the project's tasks file imported into Label Studio, which then asks its ML backend
+    # ("Retrieve predictions") and sends its annotations: each task carries meta.item_id
+    project = text_project(SPAM, params={"delta": 100.0})
+    update_project(project.pk)
+    url = f"/api/projects/{project.pk}/label-studio/tasks"
+    exported = json.loads(b"".join(client.get(url, HTTP_AUTHORIZATION=f"Token {project.api_token}")
+                                   .streaming_content))
+    there = [{**task, "id": 500 + n} for n, task in enumerate(exported)]  # Label Studio's ids
+    items = list(Item.objects.filter(project=project).order_by("seq").values_list("pk", flat=True))
+    assert [t["meta"]["item_id"] for t in there] == items
+    answer = post(client, backend(project) + "/predict", {"tasks": there})
+    assert answer.status_code == 200 and len(answer.json()["results"]) == len(SPAM)
+    assert list(Item.objects.filter(project=project).order_by("seq").values_list("pk", flat=True)) == items
+    assert dict(LabelStudioTask.objects.filter(project=project).values_list("task_id", "item_id")) == {
+        t["id"]: t["meta"]["item_id"] for t in there}
+    # an annotation there is the label of the item it came from (decided here: the relabel path)
+    task = there[1]
+    taught = post(client, backend(project) + "/webhook", {
+        "action": "ANNOTATION_CREATED", "task": task,
+        "annotation": {"id": 1, "completed_by": 7, "result": choices("spam")}}).json()
+    assert taught == {"action": "ANNOTATION_CREATED", "item_id": task["meta"]["item_id"], "taught": True}
+    assert Item.objects.get(pk=task["meta"]["item_id"]).labels.get(undone_at__isnull=True).value == "spam"
+    # not honoured: an item of another project (the same text), or a task whose text is not the
+    # item's (meta copied onto another task): each becomes a new item of this project
+    other = text_project([SPAM[0]])
+    theirs = Item.objects.get(project=other)
+    strangers = [{"id": 900, "data": {"text": SPAM[0]}, "meta": {"item_id": theirs.pk}},
+                 {"id": 901, "data": {"text": "a different message"}, "meta": {"item_id": items[0]}},
+                 {"id": 902, "data": {"text": SPAM[2]}, "meta": {"item_id": True}}]
+    assert post(client, backend(project) + "/predict", {"tasks": strangers}).status_code == 200
+    made = dict(LabelStudioTask.objects.filter(project=project, task_id__gte=900)
+                .values_list("task_id", "item_id"))
+    assert len(set(made.values())) == 3 and not set(made.values()) & {theirs.pk, *items}
+    assert Item.objects.filter(project=project).count() == len(SPAM) + 3
+    assert not LabelStudioTask.objects.filter(item=theirs).exists() and not theirs.labels.exists()
+    assert violations(project) == [] and violations(other) == []
+
+
 def test_ml_backend_bad_input_is_a_clear_400_and_stores_nothing(client):
     project = text_project()
     url = backend(project)
@@ -371,6 +410,12 @@ def test_image_tasks_travel_as_inline_images_and_links_are_refused(client):
     copied = Item.objects.get(project=other, seq=item.seq)
     assert bytes(copied.data) == bytes(item.data)
     assert copied.labels.get().value == item.gold  # "3" there, the int class 3 here
+    # back through the ML backend: each exported task is its own item (its bytes compared)
+    n = Item.objects.filter(project=project).count()
+    there = [{**task, "id": 40 + i} for i, task in enumerate(tasks)]
+    assert post(client, backend(project) + "/predict", {"tasks": there}).status_code == 200
+    assert Item.objects.filter(project=project).count() == n
+    assert LabelStudioTask.objects.get(project=project, task_id=40).item_id == tasks[0]["meta"]["item_id"]
     tasks[0]["data"]["image"] = "/data/upload/1/digit.png"
     response = client.post(f"/projects/{other.pk}/upload", {"file": export_file(tasks)})
     assert response.status_code == 400 and "task 0: data.image must be an inline" in response.content.decode()

@@ -6,7 +6,8 @@ event. The routes are in :mod:`..api.label_studio`; what they do is here:
 
 * :func:`items_for_tasks`: a task Label Studio names becomes an item of this project the first
   time (featurized and inserted like an API item, remembered in :class:`..models.LabelStudioTask`),
-  so the stream engine decides it and the learner can be taught its label;
+  so the stream engine decides it and the learner can be taught its label; a task this project
+  exported (its ``meta.item_id`` an item of this project holding the task's content) is that item;
 * :func:`predictions`: the stored learner's class for each task with ``score`` = its query
   probability now (sort the Data Manager by "Prediction score", descending, to label first what
   the learner would ask about) and ``model_version`` = the learner's version;
@@ -37,12 +38,12 @@ from django.utils import timezone
 from annotator.labelling.engine import running_totals
 from annotator.labelling.engine.learner_state import stored_learner
 from annotator.labelling.engine.stored_vectors import decode
-from annotator.labelling.ingest import import_ids
+from annotator.labelling.ingest import import_ids, item_content
 from annotator.labelling.ingest.opinions import LABEL_STUDIO, outside_user
 from annotator.labelling.models import Consensus, Item, Label, LabelStudioTask, LearnerState, Project
 from annotator.labelling.teams import consensus
 from annotator.labelling.webhooks import outbox
-from learners.uploads import IngestError
+from learners.uploads import IngestError, Record
 from learners.uploads.input_rules import whole_number
 from learners.uploads.label_studio import annotator_name, choice_of, task_record
 
@@ -100,10 +101,40 @@ def _task_id(task: Any, where: str) -> int:
     return _ls_id(task.get("id") if isinstance(task, dict) else None, f"{where}: the task's 'id'")
 
 
+def _exported_items(project: Project, tasks: dict[int, Any], records: dict[int, Record]) -> dict[int, int]:
+    """``{task id: item id}`` of the ``tasks`` that are items of ``project`` exported to Label
+    Studio (:mod:`..reporting.label_studio`): the task's ``meta.item_id`` (an integer) is an item
+    of this project, and the task's content (``records``, read from its ``data``) is what that
+    item stores. An item of another project, or an id whose item holds other content (the task
+    was edited there, or came from another install whose ids mean other items), is not honoured:
+    the task is then imported as a new item."""
+    claims: dict[int, int] = {}
+    for tid, task in tasks.items():
+        meta = task.get("meta")
+        given = meta.get("item_id") if isinstance(meta, dict) else None
+        try:
+            claims[tid] = whole_number(given, "meta.item_id")
+        except ValueError:
+            continue
+    if not claims:
+        return {}
+    rows = Item.objects.filter(project=project, pk__in=set(claims.values())).values_list("pk", "text", "data")
+    stored = {pk: (text, None if data is None else bytes(data)) for pk, text, data in rows}
+    out = {}
+    for tid, pk in claims.items():
+        text, data, _, _ = item_content(project, records[tid])
+        if pk in stored and stored[pk] == (text, data):
+            out[tid] = pk
+    return out
+
+
 def items_for_tasks(project: Project, tasks: Sequence[Any]) -> list[int]:
-    """The item id of each task (``{"id", "data"}``), in order; the tasks seen for the first
-    time are imported as pending items in one transaction. BackendError naming the task for a
-    task without an id or content (nothing is stored then)."""
+    """The item id of each task (``{"id", "data", "meta"}``), in order, in one transaction. A task
+    seen for the first time is remembered (:class:`..models.LabelStudioTask`) with the item it
+    was exported from when it is one (:func:`_exported_items`: ``meta.item_id``, an item of this
+    project with the task's content; several tasks may name one item), else with a new pending
+    item imported from it. BackendError naming the task for a task without an id or content
+    (nothing is stored then)."""
     ids = [_task_id(task, f"task {i}") for i, task in enumerate(tasks)]
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one import per task
@@ -112,15 +143,17 @@ def items_for_tasks(project: Project, tasks: Sequence[Any]) -> list[int]:
         new = {tid: task for tid, task in zip(ids, tasks, strict=True) if tid not in known}
         if new:
             try:
-                records = [task_record(project, i, {"id": tid, "data": task.get("data")})
-                           for i, (tid, task) in enumerate(new.items())]
-                made = import_ids(project, records)
+                records = {tid: task_record(project, i, {"id": tid, "data": task.get("data")})
+                           for i, (tid, task) in enumerate(new.items())}
+                found = _exported_items(project, new, records)
+                fresh = [tid for tid in new if tid not in found]
+                made = import_ids(project, [records[tid] for tid in fresh]) if fresh else []
             except IngestError as exc:
                 raise BackendError(str(exc)) from None
+            found.update((tid, pk) for tid, (pk, _) in zip(fresh, made, strict=True))
             LabelStudioTask.objects.bulk_create(
-                LabelStudioTask(project=project, task_id=tid, item_id=pk)
-                for tid, (pk, _) in zip(new, made, strict=True))
-            known.update((tid, pk) for tid, (pk, _) in zip(new, made, strict=True))
+                LabelStudioTask(project=project, task_id=tid, item_id=pk) for tid, pk in found.items())
+            known.update(found)
     return [known[tid] for tid in ids]
 
 

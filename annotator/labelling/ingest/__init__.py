@@ -48,7 +48,7 @@ from .opinions import store_opinions
 from .upload_file import drop_upload, open_upload, store_upload
 
 __all__ = ["IngestError", "Record", "RepeatedUploadError", "import_ids", "import_notes", "import_records",
-           "insert_items", "new_job", "parse_upload", "repeated_import", "run_job", "survey"]
+           "insert_items", "item_content", "new_job", "parse_upload", "repeated_import", "run_job", "survey"]
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +63,9 @@ def featurize(project: Project, records: Sequence[Record],
     return out
 
 
-def _content(project: Project, record: Record) -> tuple[Any, Any, str, Any]:
-    """``(text, data, filename, vector_pairs)`` of a record's item, by the project's item kind."""
+def item_content(project: Project, record: Record) -> tuple[Any, Any, str, Any]:
+    """``(text, data, filename, vector_pairs)`` of a record's item, by the project's item kind:
+    what an item imported from ``record`` stores."""
     if project.item_kind == Project.Kind.IMAGE:
         return "", record.raw, record.filename, None
     if project.item_kind == Project.Kind.VECTORS:
@@ -109,7 +110,7 @@ def _rows(project: Project, first: int, records: Sequence[Record], vectors: Sequ
     now = timezone.now()
     status = Item.Status.PENDING
     for i, (record, vector) in enumerate(zip(records, vectors, strict=True)):
-        text, data, filename, pairs = _content(project, record)
+        text, data, filename, pairs = item_content(project, record)
         yield (project.pk, first + i, text, data, filename, as_json(pairs), vector, as_json(record.gold),
                status, now)
 
