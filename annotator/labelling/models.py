@@ -7,6 +7,7 @@ states are ``learners.to_bytes`` (``np.savez`` without pickle), the RNG state is
 
 from __future__ import annotations
 
+import json
 import secrets
 from typing import Any
 
@@ -179,8 +180,21 @@ class Project(models.Model):
     def parse_class(self, value: Any) -> Any:
         """The class value equal to ``value`` or to its string form; ValueError otherwise.
 
-        Forms and CSV cells give strings, so ``"3"`` matches the int class ``3``.
+        Forms and CSV cells give strings, so ``"3"`` matches the int class ``3``; a float that is a
+        whole number is that number (``1.0`` is ``1``). A bool is refused (``true`` would equal
+        ``1``, ``false`` ``0``), and so is a float that is not a whole number, NaN and infinity
+        included: the message names the value as the JSON gave it. The one rule of every class
+        value a user gives (uploads, labels, reviews, filters); the JSON API's schema refuses
+        the same values first.
         """
+        if isinstance(value, bool):
+            raise ValueError(f"{json.dumps(value)} is a yes/no value (JSON boolean), not one of the classes "
+                             f"{self.classes!r}")
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError(f"{json.dumps(value)} is not a whole number, not one of the classes "
+                                 f"{self.classes!r}")
+            value = int(value)
         for c in self.classes:
             if value == c or str(value) == str(c):
                 return c

@@ -284,3 +284,40 @@ def two_tabs_at_once(monkeypatch) -> None:
     assert sorted(statuses) == [302, 409]
     job = ImportJob.objects.get(project=project)
     assert UploadPart.objects.filter(job=job).count() == UploadPart.objects.count() == 1
+
+
+# ------------------------------------------------------------------ a JSON true is not class 1
+@pytest.mark.parametrize("name,row,needle", [
+    ("l.jsonl", {"text": "a", "label": True}, "line 1: label true is a yes/no value (JSON boolean)"),
+    ("p.jsonl", {"text": "a", "options": [{"id": True}], "accept": [True], "answer": "accept"},
+     "line 1: label true is a yes/no value (JSON boolean)"),
+    ("ls.json", [{"id": 4, "data": {"text": "a"}, "annotations": [{"result": [
+        {"from_name": "label", "to_name": "text", "type": "choices", "value": {"choices": [True]}}]}]}],
+     "task 0 (Label Studio id 4), annotation 0: class true is a yes/no value (JSON boolean)"),
+    ("f.jsonl", {"text": "a", "label": 1.5}, "line 1: label 1.5 is not a whole number"),
+])
+def test_a_boolean_or_fractional_class_in_a_file_is_refused_naming_it(client, name, row, needle):
+    # True == 1 in Python: a JSON true (or 1.0000001) must not become the class 1
+    project = text_project(classes=[0, 1])
+    admin_client(client, project)
+    data = json.dumps(row).encode() + b"\n"
+    response = client.post(f"/projects/{project.pk}/upload", {"file": SimpleUploadedFile(name, data)})
+    assert response.status_code == 400
+    assert needle in parse(response.content).text, parse(response.content).text[:3000]
+    assert not Item.objects.filter(project=project).exists() and not ImportJob.objects.exists()
+    # the same value deep in a file: refused by the worker's first pass, nothing stored
+    if name.endswith(".jsonl"):
+        lines = [json.dumps({"text": f"t{i}", "label": i % 2}) for i in range(300)] + [json.dumps(row)]
+        job = new_job(project, name, ["\n".join(lines).encode()])
+        job = fanout.stage(job.pk, lambda *a: pytest.fail("nothing to send"))
+        assert job.status == "failed" and needle.replace("line 1", "line 301") in job.error
+        assert not Item.objects.filter(project=project).exists()
+
+
+def test_a_whole_number_written_as_a_float_is_that_class():
+    project = text_project(classes=[0, 1])
+    assert project.parse_class(1.0) == 1 and project.parse_class("1") == 1 and project.parse_class(0) == 0
+    for bad, message in ((True, "true is a yes/no value"), (False, "false is a yes/no value"),
+                         (0.5, "0.5 is not a whole number"), (float("nan"), "NaN is not a whole number")):
+        with pytest.raises(ValueError, match=message):
+            project.parse_class(bad)
