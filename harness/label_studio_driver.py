@@ -69,6 +69,12 @@ class Ops:
             {"from_name": from_name, "to_name": to_name, "type": "choices", "value": {"choices": [choice]}}])
         return {"id": made.id, "sent": sent, "answered": time.time()}
 
+    def export_json(self, project: int) -> list[dict[str, Any]]:
+        """The project's "Export -> JSON" file (every task), parsed: what a user downloads there."""
+        body = b"".join(self.ls.projects.exports.download_sync(id=project, export_type="JSON",
+                                                               download_all_tasks=True))
+        return list(json.loads(body))
+
     def delete_annotation(self, annotation: int) -> bool:
         self.ls.annotations.delete(id=annotation)
         return True
