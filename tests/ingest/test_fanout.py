@@ -10,8 +10,9 @@ import json
 import pytest
 
 from annotator.labelling.ingest import fanout, new_job
-from annotator.labelling.models import ImportChunk, ImportJob, Item
+from annotator.labelling.models import ImportChunk, ImportJob, Item, Label
 from learners.uploads import Record
+from learners.uploads.input_rules import text_problem
 from tests.support.app import text_project
 
 pytestmark = pytest.mark.django_db
@@ -119,12 +120,30 @@ def test_a_staged_record_comes_back_with_every_field():
               "filename": "a.png", "opinions": (("spam", "alice@example.com"), (3, "user 2")),
               "ignored": ("lang", "id")}
     assert set(values) == {f.name for f in dataclasses.fields(Record)}
-    for raw in (b"\x89PNG\x00\xff", [[0, 1.5], [7, -2.0]], "text", {"base64": "not bytes"}, {"tuple": [1]}):
+    for raw in (b"\x89PNG\x00\xff", [[0, 1.5], [7, -2.0]], "text", {"base64": "not bytes"}, {"tuple": [1]},
+                "a\x00b\ud800", {"str": "x", "\x00": (1,)}):
         record = Record(**{**values, "raw": raw})
-        row = json.loads(json.dumps(fanout._dump(record)))  # as the chunk's JSON column stores it
-        assert fanout._load(row) == record
+        text = json.dumps(fanout._dump(record), ensure_ascii=False)  # as the chunk's JSON column stores it
+        assert "\\u0000" not in text and text_problem(text) is None  # storable in PostgreSQL's jsonb too
+        assert fanout._load(json.loads(text)) == record
 
 
 def test_a_chunk_staged_by_the_previous_version_is_still_read():
     assert fanout._load(["line 2", {"base64": "AAE="}, "ham", "x.png"]) == Record(
         "line 2", b"\x00\x01", "ham", "x.png")
+
+
+def test_names_that_cannot_be_stored_as_text_are_staged_all_the_same():
+    # an annotator's name and an ignored key holding NUL or a lone surrogate (PostgreSQL's jsonb
+    # refuses both): staged encoded, read back as they were, the import done
+    project = text_project()
+    tasks = [{"id": 1, "data": {"text": "win a free prize now"}, "annotations": [
+        {"completed_by": {"email": "a\u0000b\ud800"}, "result": [
+            {"from_name": "label", "to_name": "text", "type": "choices", "value": {"choices": ["spam"]}}]}]}]
+    for name, data in (("ls.json", json.dumps(tasks).encode()),
+                       ("k.jsonl", json.dumps({"text": "hello", "a\u0000b": 1, "\ud800": 2}).encode())):
+        job = fanout.stage(new_job(project, name, [data]).pk, lambda *a: pytest.fail("one chunk"))
+        assert job.status == "done", job.error
+    assert list(Item.objects.filter(project=project).order_by("seq").values_list("text", flat=True)) == [
+        "win a free prize now", "hello"]
+    assert Label.objects.get(project=project).annotator.username == "labelstudio+a_b_"

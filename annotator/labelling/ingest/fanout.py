@@ -43,6 +43,7 @@ from annotator.labelling.engine.faults import hold_point
 from annotator.labelling.engine.stored_vectors import encode_rows
 from annotator.labelling.models import ImportChunk, ImportJob, Project
 from learners.uploads import CHUNK, IngestError, Record, featurize_part, record_chunks
+from learners.uploads.input_rules import text_problem
 
 from . import _close, _kept, _records, insert_items, survey
 
@@ -59,18 +60,27 @@ def _chunk_sizes() -> tuple[int, int]:
 
 
 def _encoded(value: Any) -> Any:
-    """``value`` as JSON that :func:`_decoded` turns back into an equal value: bytes, tuples and
-    objects are tagged (``{"b64": ...}``, ``{"tuple": [...]}``, ``{"dict": {...}}``), so no value
-    a record holds is mistaken for another."""
+    """``value`` as JSON that :func:`_decoded` turns back into an equal value, storable in any
+    database's JSON column: bytes, tuples, objects and the strings that cannot be stored as text
+    (NUL, a lone surrogate: PostgreSQL's ``jsonb`` refuses both; an annotator's name or an
+    ignored key may hold them) are tagged (``{"b64": ...}``, ``{"tuple": [...]}``,
+    ``{"dict": [[key, value], ...]}``, ``{"str": <base64 of its UTF-8, surrogates passed>}``), so
+    no value a record holds is mistaken for another."""
+    if isinstance(value, str):
+        return {"str": _b64(value.encode("utf-8", "surrogatepass"))} if text_problem(value) else value
     if isinstance(value, bytes):
-        return {"b64": base64.b64encode(value).decode()}
+        return {"b64": _b64(value)}
     if isinstance(value, tuple):
         return {"tuple": [_encoded(v) for v in value]}
     if isinstance(value, list):
         return [_encoded(v) for v in value]
     if isinstance(value, dict):
-        return {"dict": {k: _encoded(v) for k, v in value.items()}}
+        return {"dict": [[_encoded(k), _encoded(v)] for k, v in value.items()]}
     return value
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def _decoded(value: Any) -> Any:
@@ -79,11 +89,13 @@ def _decoded(value: Any) -> Any:
         return [_decoded(v) for v in value]
     if isinstance(value, dict):
         ((tag, inner),) = value.items()
+        if tag == "str":
+            return base64.b64decode(inner).decode("utf-8", "surrogatepass")
         if tag == "b64":
             return base64.b64decode(inner)
         if tag == "tuple":
             return tuple(_decoded(v) for v in inner)
-        return {k: _decoded(v) for k, v in inner.items()}
+        return {_decoded(k): _decoded(v) for k, v in inner}
     return value
 
 
