@@ -485,7 +485,10 @@ class LearnerState(models.Model):
     between blobs); None: the blob's own (:mod:`.learner_state`: rewriting a 2 MB
     blob per chunk of decisions was half the decision engine's time).
     ``rng_state``: the numpy bit generator state (big integers stored as strings), advanced
-    by every decision. Kept here rather than on
+    by every decision. ``untaught``: labels applied without being taught (their item had no
+    vector left, :func:`.pipeline.apply_labels`). ``pipeline_error`` / ``pipeline_failed_at``:
+    the last failure of the project's pipeline in a worker (:func:`.pipeline.update_project_recorded`),
+    written outside the lock after the failed run rolled back. Kept here rather than on
     Project so that the pipeline, which holds this row's lock, never rewrites the Project row
     (it would overwrite an admin's concurrent change of delta).
     """
@@ -502,6 +505,14 @@ class LearnerState(models.Model):
     n_decided = models.BigIntegerField(default=0)
     n_queried = models.BigIntegerField(default=0)
     n_seen = models.BigIntegerField(null=True, blank=True)
+    untaught = models.BigIntegerField(default=0, help_text="primary labels the pipeline applied without "
+                                      "teaching them: their item's vector was gone (dropped by the "
+                                      "retention sweep; docs/operations.md, Retention)")
+    pipeline_error = models.CharField(max_length=500, blank=True, default="",
+                                      help_text="why the project's last pipeline run failed (blank: "
+                                      "it did not); cleared by the next run that succeeds")
+    pipeline_failed_at = models.DateTimeField(null=True, blank=True,
+                                              help_text="when the project's pipeline last failed")
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -746,8 +757,10 @@ class StreamStats(models.Model):
     the stream. Written only under the learner-state lock (pipeline, undo).
 
     ``gold_n`` / ``gold_correct``: decided items with a gold class / right predictions among them.
-    ``labels``, ``labels_correct``, ``seconds_sum``, ``seconds_n``: applied primary labels, the
-    ones equal to the logged prediction, and their annotator seconds (labels with a time).
+    ``labels``, ``labels_correct``, ``seconds_sum``, ``seconds_n``: applied primary labels drawn
+    by the query rule, the ones equal to the logged prediction, and their annotator seconds
+    (labels with a time); ``undrawn_queried``: the applied primary labels not drawn on queried
+    items (the queue's counters, :func:`.queue_counts.awaiting_label`).
     ``label_classes`` / ``auto_classes``: the applied primary labels per class and the items
     decided without a query per predicted class (keys: the class as text).
     ``frontier``: the importance-weighted estimate covers the items with ``seq < frontier``
@@ -802,6 +815,10 @@ class StreamStats(models.Model):
     left_out = models.JSONField(null=True, default=dict, help_text="items of the covered prefix (seq < "
                                 "frontier) outside the estimator's stream per cause ({cause: count}, "
                                 "engine/decision_log.py LEFT_OUT_CAUSES)")
+    undrawn_queried = models.BigIntegerField(default=0, help_text="applied primary labels not drawn by "
+                                             "the query rule on queried items (an admin's relabel of a "
+                                             "queued or labelled item): items that wait no more, which "
+                                             "``labels`` leaves out")
 
 
 class CostView(models.Model):

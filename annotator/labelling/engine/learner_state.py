@@ -96,7 +96,7 @@ class Locked:
         the cache is refreshed after commit."""
         state = self.state
         fields = ["rng_state", "revision", "n_seen", "version", "needs_rebuild", "budget_state",
-                  "n_decided", "n_queried", "updated_at"]
+                  "n_decided", "n_queried", "untaught", "updated_at"]
         if self.model_changed():
             state.blob = learners.to_bytes(self.learner)
             fields.append("blob")
