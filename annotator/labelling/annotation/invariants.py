@@ -6,8 +6,9 @@ operator run against a project.
   not the answer to a honeypot);
 * an item has at most one primary label, and a primary label is never undone;
 * the running totals count the applied labels: ``StreamStats.labels`` (and its per-class counts)
-  equal the standing primary labels with an ``applied_version`` (checked once the pipeline ran:
-  a label not applied yet is not counted yet);
+  equal the standing primary labels drawn by the query rule with an ``applied_version``, and
+  ``StreamStats.undrawn_queried`` the others on queried items (checked once the pipeline ran: a
+  label not applied yet is not counted yet);
 * at most one standing opinion per annotator and item.
 """
 
@@ -58,4 +59,9 @@ def violations(project: Project | int) -> list[str]:
         kept = {k: v for k, v in (stats.label_classes or {}).items() if v}
         if kept != dict(per_class):
             out.append(f"running totals per class {kept} != applied labels per class {dict(per_class)}")
+        undrawn = labels.filter(primary=True, undone_at__isnull=True, applied_version__isnull=False,
+                                drawn=False, item__queried=True).count()
+        if stats.undrawn_queried != undrawn:
+            out.append(f"running totals count {stats.undrawn_queried} applied labels not drawn on queried "
+                       f"items, the labels say {undrawn}")
     return out

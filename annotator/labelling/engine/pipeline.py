@@ -114,13 +114,14 @@ def apply_labels(lk: Locked, counts: StreamStats) -> int:
     labels = list(Label.objects.filter(project_id=lk.state.project_id, primary=True,
                                        applied_version__isnull=True)
                   .order_by("id").select_related("item")
-                  .only("id", "value", "seconds", "drawn", "item__vector", "item__prediction"))
+                  .only("id", "value", "seconds", "drawn", "item__vector", "item__prediction",
+                        "item__queried"))
     for label in labels:
         lk.learner.learn(decode(label.item.vector, lk.learner.n_features), label.value)
         lk.state.version += 1
         label.applied_version = lk.state.version
         running_totals.record_applied(counts, label.value, label.item.prediction, label.seconds,
-                                      label.drawn)
+                                      label.drawn, queried=bool(label.item.queried))
     save_fields(labels, ["applied_version"])
     return len(labels)
 

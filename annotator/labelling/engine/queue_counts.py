@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, F, Subquery, Value
+from django.db.models import Count, F, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -51,12 +51,16 @@ def waiting_count(project: Project) -> int:
 def awaiting_label(project: Project, less_live_leases: bool = False) -> int:
     """Queried items without a label (queued or leased; ``less_live_leases``: less the items under
     a live lease, i.e. the waiting ones), in one statement (one snapshot): the queried items
-    (``LearnerState.n_queried``, written with the decisions) less the primary labels (each labels
-    one queried item, which it turns ``labelled``; an undo makes it ``leased`` again and not
+    (``LearnerState.n_queried``, written with the decisions) less the primary labels of queried
+    items (each labels one, which it turns ``labelled``; an undo makes it ``leased`` again and not
     primary): the applied ones counted in :class:`.models.StreamStats` (kept with
-    ``applied_version``, :mod:`.running_totals`) plus the ones not applied yet (a few, by their index),
-    less the overlapped items whose opinions are all in without a consensus class yet (labelled
-    with no primary label: a :class:`.models.Consensus` row without a value, :mod:`.consensus`)."""
+    ``applied_version``, :mod:`.running_totals`: ``labels``, the ones the query rule drew, plus
+    ``undrawn_queried``, the others on queried items, e.g. an admin's relabel of a queued item,
+    which takes it out of the queue) plus the ones not applied yet (a few, by their index, counted
+    as those two will count them), less the overlapped items whose opinions are all in without a
+    consensus class yet (labelled with no primary label: a :class:`.models.Consensus` row without
+    a value, :mod:`.consensus`). A label not drawn on an item that was not queried (a relabel of
+    an ``auto`` item, a label from Label Studio) is counted in neither."""
     def one(query: Any) -> Coalesce:
         return Coalesce(Subquery(query.order_by().values("n")[:1]), 0)
 
@@ -65,8 +69,9 @@ def awaiting_label(project: Project, less_live_leases: bool = False) -> int:
 
     parts = {
         "q": one(LearnerState.objects.filter(project=project).annotate(n=F("n_queried"))),
-        "a": one(StreamStats.objects.filter(project=project).annotate(n=F("labels"))),
-        "u": one(counted(Label.objects.filter(project=project, primary=True, applied_version__isnull=True))),
+        "a": one(StreamStats.objects.filter(project=project).annotate(n=F("labels") + F("undrawn_queried"))),
+        "u": one(counted(Label.objects.filter(Q(drawn=True) | Q(item__queried=True), project=project,
+                                              primary=True, applied_version__isnull=True))),
         "c": one(counted(Consensus.objects.filter(project=project, value__isnull=True))),
         "l": (one(counted(Item.objects.filter(project=project).live_leases())) if less_live_leases
               else Value(0)),

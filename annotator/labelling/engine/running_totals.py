@@ -32,8 +32,9 @@ first ``t`` decided items are the items with ``seq < t``. :func:`rebuild` recomp
 aggregates from the log (projects from before the aggregates existed).
 
 Labels an admin gave by choice (``Label.drawn`` False, :mod:`.annotation.relabel`) are counted
-nowhere here: the label counts describe the sample the query rule drew, and the
-importance-weighted sums weight a label by 1/q, which only a drawn label has. A queried item
+nowhere here but in ``undrawn_queried`` (those on queried items: the queue's counters,
+:func:`.queue_counts.awaiting_label`): the label counts describe the sample the query rule drew,
+and the importance-weighted sums weight a label by 1/q, which only a drawn label has. A queried item
 whose label an admin replaced is left out of the estimator's stream as a skipped one is
 (docs/dataset.md says why).
 """
@@ -122,10 +123,12 @@ def record_decisions(stats: StreamStats, start: int, queried_before: int,
 
 
 def record_applied(stats: StreamStats, value: Any, prediction: Any, seconds: float | None,
-                   drawn: bool = True) -> None:
+                   drawn: bool = True, queried: bool = False) -> None:
     """Count one applied primary label ``value`` of an item whose logged prediction is ``prediction``;
-    nothing for a label not ``drawn`` by the query rule (module docstring)."""
+    a label not ``drawn`` by the query rule is counted only in ``undrawn_queried``, when its item
+    was ``queried`` (module docstring)."""
     if not drawn:
+        stats.undrawn_queried += bool(queried)
         return
     stats.labels += 1
     stats.labels_correct += value == prediction
@@ -136,9 +139,12 @@ def record_applied(stats: StreamStats, value: Any, prediction: Any, seconds: flo
 
 
 def record_undo(stats: StreamStats, label: Label, seq: int, prediction: Any) -> None:
-    """The primary ``label`` of item ``seq`` was undone: uncount it if it was applied, and move
-    the frontier back before the item (to the last checkpoint with sums, or the start) if it had
-    passed it. Saves ``stats``."""
+    """The primary ``label`` of item ``seq`` was undone: uncount it if it was applied (a label not
+    drawn: from ``undrawn_queried`` if its item was queried), and move the frontier back before
+    the item (to the last checkpoint with sums, or the start) if it had passed it. Saves ``stats``."""
+    if (label.applied_version is not None and not label.drawn
+            and Item.objects.filter(pk=label.item_id, queried=True).exists()):
+        stats.undrawn_queried -= 1
     if label.applied_version is not None and label.drawn:
         stats.labels -= 1
         stats.labels_correct -= label.value == prediction
@@ -251,6 +257,8 @@ def rebuild(project_id: int) -> StreamStats:
                                                             applied_version__isnull=False)
                                        .values_list("value", "item__prediction", "seconds")):
         record_applied(stats, value, prediction, seconds)
+    stats.undrawn_queried = Label.objects.filter(project_id=project_id, primary=True, drawn=False,
+                                                 applied_version__isnull=False, item__queried=True).count()
     advance_frontier(stats, n_decided)
     stats.save()
     LearnerState.objects.filter(project_id=project_id).update(n_decided=n_decided, n_queried=queried)
