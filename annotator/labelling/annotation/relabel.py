@@ -21,9 +21,11 @@ from annotator.labelling.teams import consensus
 def relabel(project: Project, item_id: int, value: Any, by: Any) -> Consensus:
     """Make class ``value`` (a class or its string form) the final label of item ``item_id`` of
     ``project``, decided by the admin ``by``. Raises ``Item.DoesNotExist`` for an item not in the
-    project and ValueError for a value that is not a class or an item not decided yet (the stream
-    engine has not reached it: its decision would be logged after the label); nothing is stored
-    then. The caller checks that ``by`` is a project admin and sends ``apply_labels``."""
+    project, ValueError for a value that is not a class or an item not decided yet (the stream
+    engine has not reached it: its decision would be logged after the label) and
+    :class:`.consensus.ContentDroppedError` (a ValueError) for an item whose content the
+    retention sweep dropped (docs/operations.md, "Retention"); nothing is stored then. The caller
+    checks that ``by`` is a project admin and sends ``apply_labels``."""
     cls = project.parse_class(value)
     item = Item.objects.only("id", "project_id", "status").get(pk=item_id, project=project)
     if item.status == Item.Status.PENDING:

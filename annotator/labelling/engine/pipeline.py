@@ -11,7 +11,8 @@ decisions, holding the project's learner-state row lock (``select_for_update``):
    learner (``set_params``); a changed algorithm or other parameter rebuilds the learner by
    replaying the applied labels in the order they were applied;
 2. apply every unapplied primary label in label order (``learn``), each one making a new
-   model version (``version + 1``) recorded on the label as ``applied_version``;
+   model version (``version + 1``) recorded on the label as ``applied_version`` (a label whose
+   item lost its vector is skipped, :func:`apply_labels`);
 3. run the stream engine (:func:`.stream.advance`) with the fresh model;
 4. save learner, RNG, counters and the log's aggregates (:mod:`.running_totals`).
 
@@ -68,11 +69,17 @@ class Outcome:
 
 
 def replay_labels(lk: Locked, learner: learners.Learner) -> None:
-    """Teach ``learner`` every applied primary label of the project, in applied order."""
+    """Teach ``learner`` every applied primary label of the project, in applied order, but the
+    ones whose item has no vector (:func:`apply_labels` skipped them; docs/operations.md,
+    "Retention")."""
     labels = (Label.objects.filter(project_id=lk.state.project_id, primary=True,
                                    applied_version__isnull=False)
-              .order_by("applied_version").values_list("value", "item__vector"))
-    for value, vector in labels.iterator(chunk_size=500):
+              .order_by("applied_version").values_list("pk", "value", "item__vector"))
+    for pk, value, vector in labels.iterator(chunk_size=500):
+        if vector is None:
+            log.warning("project %s: label %s not replayed: its item's vector was dropped by the "
+                        "retention sweep", lk.state.project_id, pk)
+            continue
         learner.learn(decode(vector, learner.n_features), value)
 
 
@@ -110,15 +117,26 @@ def follow_config(lk: Locked) -> bool:
 
 
 def apply_labels(lk: Locked, counts: StreamStats) -> int:
-    """Apply the unapplied primary labels in ``id`` order, counting them in ``counts``; returns how many."""
+    """Apply the unapplied primary labels in ``id`` order, counting them in ``counts``; returns how many.
+
+    A label whose item has no vector (the retention sweep dropped it; a database written before
+    the sweep kept labelled items, docs/operations.md "Retention") cannot be taught: it is
+    applied without a new model version (``applied_version`` = the version then, which does not
+    include it), logged and counted in ``LearnerState.untaught`` (the dashboard shows it), so it
+    never holds back the labels after it."""
     labels = list(Label.objects.filter(project_id=lk.state.project_id, primary=True,
                                        applied_version__isnull=True)
                   .order_by("id").select_related("item")
                   .only("id", "value", "seconds", "drawn", "item__vector", "item__prediction",
                         "item__queried"))
     for label in labels:
-        lk.learner.learn(decode(label.item.vector, lk.learner.n_features), label.value)
-        lk.state.version += 1
+        if label.item.vector is None:
+            lk.state.untaught += 1
+            log.warning("project %s: label %s not taught: its item %s's vector was dropped by the "
+                        "retention sweep", lk.state.project_id, label.pk, label.item_id)
+        else:
+            lk.learner.learn(decode(label.item.vector, lk.learner.n_features), label.value)
+            lk.state.version += 1
         label.applied_version = lk.state.version
         running_totals.record_applied(counts, label.value, label.item.prediction, label.seconds,
                                       label.drawn, queried=bool(label.item.queried))

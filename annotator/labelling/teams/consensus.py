@@ -60,6 +60,12 @@ ADJUDICATION = "adjudication"
 RELABEL = "relabel"
 
 
+class ContentDroppedError(ValueError):
+    """:func:`resolve` of an item whose content the retention sweep dropped: no learner could be
+    taught its label (it has no vector left), so nothing is stored (docs/operations.md,
+    "Retention")."""
+
+
 def mark_due(item: Item) -> None:
     """``item``'s opinions are all in (or one more came): the pipeline aggregates them next. An
     adjudicated item stays as the reviewer decided."""
@@ -311,12 +317,19 @@ def resolve(item: Item, value: Any, by: Any, method: str = ADJUDICATION, drawn: 
     matching opinion (or a new adjudication label by ``by``) and a label the learner had is
     overturned by a rebuild (a new model version). Recorded as status ``adjudicated`` with who
     and when; :func:`settle` never changes it again. ValueError for a value that is not a class.
+    :class:`ContentDroppedError` for an item whose content the retention sweep dropped (checked
+    under the learner-state lock, which the sweep holds while it drops: :func:`.retention.droppable_q`
+    keeps the vector of an item once a label names it). Nothing is stored on either error.
     The caller sends ``apply_labels`` (:func:`.send.labels_changed`)."""
     project = item.project
     cls = project.parse_class(value)
     with transaction.atomic():
         LearnerState.objects.select_for_update().filter(project=project).values("pk").first()
         item = Item.objects.select_for_update().get(pk=item.pk)
+        if item.vector is None:
+            raise ContentDroppedError(
+                f"item #{item.seq} cannot be relabelled: the retention sweep dropped its content "
+                "(decided before the project's retention window), so no model can learn from it")
         counts = running_totals.load(project.pk)
         row, _ = Consensus.objects.get_or_create(item_id=item.pk, defaults={"project_id": project.pk})
         if _set_final(item, cls, counts, by=by, drawn=drawn):

@@ -9,7 +9,8 @@
   csv, jsonl or parquet, with its filters as query keys; project admins.
 
 A bad filter, a page past the end, a class that is not one and an item of another project get
-400, 404, 400 and 404 with a plain message; nothing changes then. Annotators (and reviewers) see
+400, 404, 400 and 404 with a plain message, a relabel of an item whose content the retention
+sweep dropped 409 (docs/operations.md, "Retention"); nothing changes then. Annotators (and reviewers) see
 the model's guesses only when the project shows them, and every item as
 :func:`.member_view.as_member_sees` shows it: the items the model decided alone (the honeypot
 pool, audits) and the items waiting for a person are one status and one provenance, so neither a
@@ -42,6 +43,7 @@ from annotator.labelling.reporting.item_browser import (
     browse,
 )
 from annotator.labelling.teams import member_view
+from annotator.labelling.teams.consensus import ContentDroppedError
 from annotator.labelling.worker import send
 
 from .request import AppRequest
@@ -108,6 +110,8 @@ def item_relabel(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
         relabel(project, item_pk, request.POST.get("value"), request.user)
     except Item.DoesNotExist:
         raise Http404("no such item in this project") from None
+    except ContentDroppedError as exc:  # the item is there, but its content is not (409)
+        return HttpResponse(str(exc), status=409, content_type="text/plain")
     except ValueError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
     send.labels_changed(project.pk)
