@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
 
 import learners
 from annotator.labelling.models import Label, LearnerState, StreamStats
@@ -170,6 +171,35 @@ def update_project(project_id: int) -> Outcome | None:
         # shrink the next chunk, which would then cost more of them per item
         rate = step.decided / max(seconds, 1e-3)
         limit = max(AFTER_LABELS, min(DECIDE_CHUNK, int(rate * CHUNK_SECONDS)))
+
+
+def update_project_recorded(project_id: int) -> Outcome | None:
+    """:func:`update_project` as the worker's tasks run it: a failure is logged with the project
+    id and its traceback and recorded on the project's learner state (``pipeline_error``,
+    ``pipeline_failed_at``: the dashboard shows it to the project's admins), not raised, so one
+    failing project stops neither another project's run nor a later step of the sweep; a run that
+    succeeds clears the record. None after a failure, as for a project that is gone
+    (docs/operations.md, "A project whose pipeline fails")."""
+    try:
+        outcome = update_project(project_id)
+    except Exception as exc:  # whatever it is, the other projects' work goes on
+        log.exception("project %s: the label pipeline failed", project_id)
+        _record_failure(project_id, f"{type(exc).__name__}: {exc}")
+        return None
+    LearnerState.objects.filter(project_id=project_id, pipeline_failed_at__isnull=False).update(
+        pipeline_error="", pipeline_failed_at=None)
+    return outcome
+
+
+def _record_failure(project_id: int, error: str) -> None:
+    """Write ``error`` (cut to the field's length) and the time on the project's learner state, in
+    a transaction of its own after the failed run rolled back; a failure to write it is logged."""
+    size = LearnerState._meta.get_field("pipeline_error").max_length or 500
+    try:
+        LearnerState.objects.filter(project_id=project_id).update(
+            pipeline_error=error[:size], pipeline_failed_at=timezone.now())
+    except Exception:  # the database itself may be what failed
+        log.exception("project %s: could not record the pipeline's failure", project_id)
 
 
 def async_commit() -> None:

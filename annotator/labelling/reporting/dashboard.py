@@ -54,14 +54,23 @@ STALE_SECONDS = 30
 
 def health(project: Project) -> dict[str, Any]:
     """Worker health: per queue up / busy / absent (:func:`.worker_health.queue_health`; ``labels`` is
-    the label queue's), labels waiting to be applied and the age of the oldest."""
+    the label queue's), labels waiting to be applied and the age of the oldest, the last failure
+    of the project's pipeline (``failure``: ``{"error", "at"}``, None when its last run succeeded;
+    :func:`.pipeline.update_project_recorded`) and the labels it could not teach (``untaught``:
+    their items' content was dropped, docs/operations.md "Retention"). The page shows the last
+    two to the project's admins only."""
     now = timezone.now()
     waiting = Label.objects.filter(project=project, primary=True, applied_version__isnull=True)
     oldest = waiting.order_by("created").values_list("created", flat=True).first()
     age = (now - oldest).total_seconds() if oldest else 0.0
     queues = queue_health()
+    error, failed_at, untaught = (LearnerState.objects.filter(project=project)
+                                  .values_list("pipeline_error", "pipeline_failed_at", "untaught")
+                                  .first() or ("", None, 0))
     return {"queues": queues, "labels": queues[0], "labels_waiting": waiting.count(),
-            "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS}
+            "oldest_waiting_seconds": age, "stale": age > STALE_SECONDS,
+            "failure": {"error": error, "at": failed_at} if failed_at is not None else None,
+            "untaught": untaught}
 
 
 def annotators(labels: QuerySet[Label]) -> list[dict[str, Any]]:

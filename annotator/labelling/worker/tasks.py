@@ -9,7 +9,10 @@ are sent only through :mod:`.send`, which also holds their names.
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
 
 from celery import shared_task
 from django.db.models import OuterRef, Q
@@ -33,13 +36,29 @@ from annotator.labelling.webhooks import delivery, events, outbox
 
 from . import send
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def _isolated(step: str, fn: Callable[[], T]) -> T | None:
+    """``fn()``, one ``step`` of a task (its text names the project id, or the kind of job); an
+    exception is logged with the step and swallowed, so the projects and steps after it still run
+    (docs/operations.md, "A project whose pipeline fails"). None then."""
+    try:
+        return fn()
+    except Exception:  # whatever it is, the rest of the sweep goes on
+        log.exception("%s failed; the other projects and steps go on", step)
+        return None
+
 
 def _run_pipeline(project_id: int) -> None:
     """The stop rule, the pipeline, then the webhook events of the run (a new model version, the
     budget reached) and a delivery task when the project's outbox has rows due (the labels' and
-    the queried items' events, written where they happened)."""
-    stop_rule.refresh(project_id)
-    outcome = pipeline.update_project(project_id)
+    the queried items' events, written where they happened). A failing step is logged (the
+    pipeline's failure also recorded for the dashboard, :func:`.pipeline.update_project_recorded`)
+    and the next steps still run."""
+    _isolated(f"the stop rule of project {project_id}", partial(stop_rule.refresh, project_id))
+    outcome = pipeline.update_project_recorded(project_id)
     if outcome is not None and outcome.applied:
         events.model_version(project_id, outcome.version, outcome.applied)
         events.budget_reached(project_id)
@@ -126,21 +145,29 @@ def sweep() -> None:
     decided since may have contradicted the target) and sends the labels above their project's
     ``suspect_threshold`` to the reviewers (:func:`.suspects.auto_send`), and sends the delivery
     task of every project with webhook deliveries due (a retry, or a lost message).
+
+    Each project's work and each step runs on its own (:func:`_isolated`): a project whose
+    pipeline, stop rule, suspects or retention fails is logged with its id (a failed pipeline
+    also recorded for its dashboard, :func:`.pipeline.update_project_recorded`) and every other
+    project and every later step still runs.
     """
     for project_id in Project.objects.filter(stop_at_target=True).values_list("pk", flat=True):
-        stop_rule.refresh(project_id)
+        _isolated(f"the stop rule of project {project_id}", partial(stop_rule.refresh, project_id))
     for project in Project.objects.filter(suspect_threshold__isnull=False):
-        suspects.auto_send(project)
-    for project_id in projects_needing_work():
-        pipeline.update_project(project_id)
-    retention.sweep_retention()
-    for job_id in jobs.restart_stale(ImportJob):
+        _isolated(f"the suspects of project {project.pk}", partial(suspects.auto_send, project))
+    for project_id in _isolated("the search for projects with work", projects_needing_work) or []:
+        pipeline.update_project_recorded(project_id)
+    for project in _isolated("the search for projects with retention", retention.retained_projects) or []:
+        _isolated(f"the retention sweep of project {project.pk}",
+                  partial(retention.drop_old_content, project))
+    for job_id in _isolated("the restart of stale imports", partial(jobs.restart_stale, ImportJob)) or []:
         send.import_upload(job_id)
-    for run_id in jobs.restart_stale(PlannerRun):
+    for run_id in _isolated("the restart of stale planner runs",
+                            partial(jobs.restart_stale, PlannerRun)) or []:
         send.run_planner(run_id)
-    for run_id in jobs.restart_stale(RefitRun):
+    for run_id in _isolated("the restart of stale refit jobs", partial(jobs.restart_stale, RefitRun)) or []:
         send.run_refit(run_id)
-    for project_id in outbox.projects_due():
+    for project_id in _isolated("the search for webhook deliveries due", outbox.projects_due) or []:
         send.webhooks_due(project_id)
 
 
