@@ -293,11 +293,18 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # that is down or hung (accepting connections, never answering) must not hold the request. Each
 # connect and each broker command gives up after BROKER_TIMEOUT_SECONDS and a publish is not
 # retried: the label stays stored and unapplied, and the periodic sweep applies it later.
+# max_retries 0: a connect the broker refuses (down, restarting) fails at once; kombu's default
+# (used when sending a task: Connection.default_channel) sleeps interval_start, 2 s, before it
+# tries again, whatever the timeout. A worker's own consumer connection is not affected: Celery
+# passes it broker_connection_max_retries and retries it as before.
 BROKER_TIMEOUT_SECONDS = float(os.environ.get("BROKER_TIMEOUT_SECONDS", 0.5))
 CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_TIMEOUT_SECONDS
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": BROKER_TIMEOUT_SECONDS,
-                                       "socket_connect_timeout": BROKER_TIMEOUT_SECONDS}
+                                       "socket_connect_timeout": BROKER_TIMEOUT_SECONDS,
+                                       "max_retries": 0}
+elif not CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0}
 CELERY_TASK_PUBLISH_RETRY = False
 #: Seconds between two runs of the sweep (applies labels whose task was lost, tops up queues).
 SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", 30))

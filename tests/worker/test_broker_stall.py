@@ -1,6 +1,8 @@
 """A hung broker: a private redis-server paused with SIGSTOP accepts connections and
 never answers. Web requests must still return within about a second (bounded broker waits, no
-publish retry), the label is stored, and the sweep applies it once the broker is resumed."""
+publish retry), the label is stored, and the sweep applies it once the broker is resumed.
+A broker that is down (killed: its port refuses connections) must hold a request even less
+(no connect retry), and a worker started before it went down applies the labels once it is back."""
 
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 #: The bound the test holds the web server to while the broker hangs ("about 1 s").
 LIMIT_S = 1.5
+#: ... and while it refuses connections: a refused connect costs nothing, so the label request's
+#: own time (kombu's default connect retry slept 2 s per send).
+REFUSED_LIMIT_S = 1.0
 
 
 def _label(person: HttpAnnotator, project_id: int, gold: dict[int, int]) -> tuple[int, int, float]:
@@ -80,3 +85,43 @@ def test_a_paused_broker_holds_no_request_and_the_sweep_applies_its_labels(servi
                                                                                        flat=True))
     assert applied == [1, 2, 3, 4]
     print(f"broker-stall wait per request: {', '.join(f'{w:.2f}' for w in waits)} s")
+
+
+def test_a_broker_that_refuses_connections_holds_no_request_and_the_sweep_applies_its_labels(
+        services, transactional_db, tmp_path):
+    project = digits_project(40, params={"delta": 100.0}, look_ahead=20)
+    member(project, "s0")
+    gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))
+    update_project(project.pk)
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    env = {"DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": worker_database_url(),
+           "CELERY_BROKER_URL": redis.url, "HTTPS": "0", "ALLOWED_HOSTS": "127.0.0.1"}
+    server = Gunicorn({**os.environ, **env}, workers=1, threads=2)
+    worker = Worker(tmp_path / "worker.log", "-B", env={**env, "SWEEP_SECONDS": "1"})
+    try:
+        person = HttpAnnotator(server.base, project.pk, "s0", "pw", gold, None)
+        assert person.log_in()
+        _, status, _ = _label(person, project.pk, gold)  # the web server's broker connection is open
+        assert status == 200
+        worker.wait_for(lambda: LearnerState.objects.get(project=project).version == 1, 30,
+                        "the first label to be applied")
+        redis.stop()  # nothing listens on its port now: every connect is refused
+        waits = []
+        refused = []
+        for _ in range(3):
+            item, status, seconds = _label(person, project.pk, gold)
+            assert status == 200
+            waits.append(seconds)
+            refused.append(item)
+        assert max(waits) < REFUSED_LIMIT_S, f"requests waited {waits} s on the refusing broker"
+        for item in refused:  # stored, not applied
+            assert Label.objects.get(item_id=item, primary=True).applied_version is None
+        redis.start()  # the same port: the worker (and its beat) connect again
+        worker.wait_for(lambda: LearnerState.objects.get(project=project).version == 4, 90,
+                        "the sweep to apply the labels stored while the broker was down")
+    finally:
+        server.stop()
+        worker.stop()
+        redis.stop()
+    print(f"refused-broker wait per request: {', '.join(f'{w:.2f}' for w in waits)} s")
