@@ -70,3 +70,38 @@ def test_disagreement_reviews_catch_up_with_the_consensus_once():
     assert found == [(0, "disagreement"), (3, "audit"), (4, "disagreement"), (5, "disagreement")]
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_waiting_counters_learn_the_relabels_of_queried_items_applied_before():
+    """0039: ``StreamStats.undrawn_queried`` of an existing project counts its applied primary
+    labels not drawn on queried items (engine/queue_counts.py), nothing else."""
+    before = [("labelling", "0038_streamstats_left_out_label_given")]
+    after = [("labelling", "0039_untaught_pipeline_error_undrawn_queried")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    apps = executor.loader.project_state(before).apps
+    Project, Item = apps.get_model("labelling", "Project"), apps.get_model("labelling", "Item")
+    Label, StreamStats = apps.get_model("labelling", "Label"), apps.get_model("labelling", "StreamStats")
+    project = Project.objects.create(name="relabelled", task="binary", item_kind="text",
+                                     classes=["ham", "spam"], featurizer_config={"kind": "text"},
+                                     algorithm="paa-i", params={})
+    StreamStats.objects.create(project=project)
+    queried = [Item.objects.create(project=project, seq=i, text=f"q{i}", status="labelled", queried=True)
+               for i in range(4)]
+    auto = Item.objects.create(project=project, seq=4, text="a", status="auto", queried=False)
+    for item, drawn, applied, primary in [(queried[0], False, 1, True),  # counted
+                                          (queried[1], False, 2, True),  # counted
+                                          (queried[2], False, None, True),  # not applied yet
+                                          (queried[3], True, 3, True),  # drawn: in `labels`
+                                          (queried[3], False, None, False),  # not primary
+                                          (auto, False, 4, True)]:  # not queried
+        Label.objects.create(project=project, item=item, value="ham", drawn=drawn, applied_version=applied,
+                             primary=primary)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    StreamStats = executor.loader.project_state(after).apps.get_model("labelling", "StreamStats")
+    assert StreamStats.objects.get(project_id=project.pk).undrawn_queried == 2
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
