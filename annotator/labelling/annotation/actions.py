@@ -52,6 +52,7 @@ from annotator.labelling.models import (
     Honeypot,
     Item,
     Label,
+    LabelsGiven,
     LapsedLease,
     LearnerState,
     Membership,
@@ -207,6 +208,7 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
             honeypot.label = Label.objects.create(
                 item_id=item.pk, project=project, annotator=user, value=cls, primary=False,
                 seconds=max(0.0, (now - honeypot.served).total_seconds()))
+            LabelsGiven.add(project.pk)
             honeypot.save(update_fields=["label"])
             return honeypot.label
         earlier = list(Label.objects.filter(item_id=item.pk)
@@ -225,6 +227,7 @@ def submit_label(project: Project, item_id: int, user: Any, value: Any) -> Label
         primary = not overlapped and not any(was_primary for _, was_primary, _ in earlier)
         label = Label.objects.create(item=item, project=project, annotator=user, value=cls,
                                      seconds=seconds, primary=primary)
+        LabelsGiven.add(project.pk)
         hold_point("LABEL")
         if item.status == Item.Status.LEASED and item.lease_owner_id != user.pk:
             LapsedLease.note(item.pk, item.lease_owner_id)  # a late label ends another's expired lease
@@ -431,6 +434,7 @@ def change_label(project: Project, user: Any, label_id: int, value: Any) -> Labe
         _retract(project, label, item)
         new = Label.objects.create(item_id=item.pk, project=project, annotator=user, value=cls,
                                    seconds=label.seconds, primary=primary)
+        LabelsGiven.add(project.pk)
         if not Honeypot.objects.filter(label=label).update(label=new):  # a honeypot's answer stays linked
             outbox.labels_created(project.pk, [new])  # (told, unless it answers a honeypot)
         if counted > item.n_opinions:  # the old one counted: the new one does

@@ -1,7 +1,7 @@
 """The items the running totals' walk leaves out of the estimator's stream, per cause (relabelled,
 in dispute, skipped, query probability 0), so that the estimates say why they do not reach an item
-(docs/estimates.md, "What the estimates cover"); and the index the labels given are counted from
-(the label cost, docs/cost.md).
+(docs/estimates.md, "What the estimates cover"). (The labels given are counted by migration
+0040's counter, not from an index.)
 
 ``left_out`` is added NULL on the existing rows (their walk did not count it, nor did their
 checkpoints): such aggregates are built again from the log on first use
@@ -29,10 +29,5 @@ class Migration(migrations.Migration):
             model_name='streamstats',
             name='left_out',
             field=models.JSONField(default=dict, null=True, help_text=HELP),
-        ),
-        migrations.AddIndex(
-            model_name='label',
-            index=models.Index(condition=models.Q(('drawn', True), ('kind', 'opinion')), fields=['project'],
-                               name='label_given'),
         ),
     ]

@@ -40,7 +40,7 @@ from django.db import transaction
 
 from annotator.labelling.engine import running_totals
 from annotator.labelling.engine.queue_counts import waiting_count
-from annotator.labelling.models import Item, Label, LearnerState, Project, StreamStats
+from annotator.labelling.models import Item, Label, LabelsGiven, LearnerState, Project, StreamStats
 from learners.evaluation.metrics import iw_estimate
 
 from .coverage import estimate_coverage
@@ -70,8 +70,9 @@ def labels_given(project: Project) -> int:
     as an extra opinion or to a honeypot), whether it was undone or changed since (the work was
     done; a change is a second answer). Not a reviewer's decision nor an admin's relabel (kind
     adjudication, or no label of their own), nor a label given in Label Studio (not drawn here).
-    Label rows are never deleted, so the count never decreases. One indexed count."""
-    return Label.objects.filter(project=project, kind=Label.Kind.OPINION, drawn=True).count()
+    Label rows are never deleted, so the count never decreases. Read from the project's counter
+    (:class:`..models.LabelsGiven`), one row whatever the number of labels."""
+    return LabelsGiven.of(project.pk)
 
 
 def label_cost(project: Project, given: int) -> float | None:
