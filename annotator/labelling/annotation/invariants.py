@@ -9,7 +9,8 @@ operator run against a project.
   equal the standing primary labels drawn by the query rule with an ``applied_version``, and
   ``StreamStats.undrawn_queried`` the others on queried items (checked once the pipeline ran: a
   label not applied yet is not counted yet);
-* at most one standing opinion per annotator and item.
+* at most one standing opinion per annotator and item;
+* the labels-given counter (``LabelsGiven``, the label cost) equals the opinions drawn here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q
 
-from annotator.labelling.models import Honeypot, Item, Label, Project, StreamStats
+from annotator.labelling.models import Honeypot, Item, Label, LabelsGiven, Project, StreamStats
 
 
 def standing_opinions(project: Project | int) -> Any:
@@ -47,6 +48,10 @@ def violations(project: Project | int) -> list[str]:
     for row in (standing_opinions(project).values("item_id", "annotator_id").annotate(n=Count("id"))
                 .filter(n__gt=1)):
         out.append(f"item {row['item_id']}: {row['n']} standing opinions of annotator {row['annotator_id']}")
+    given = labels.filter(kind=Label.Kind.OPINION, drawn=True).count()
+    if LabelsGiven.of(getattr(project, "pk", project)) != given:
+        out.append(f"labels given counted {LabelsGiven.of(getattr(project, 'pk', project))}, "
+                   f"the labels say {given}")
     stats = StreamStats.objects.filter(project=project).first()
     # the totals count the labels the query rule drew (running_totals.record_applied): an admin's
     # relabel and a label given in Label Studio (drawn=False) teach the learner but are not counted
