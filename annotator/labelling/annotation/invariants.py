@@ -48,10 +48,10 @@ def violations(project: Project | int) -> list[str]:
     for row in (standing_opinions(project).values("item_id", "annotator_id").annotate(n=Count("id"))
                 .filter(n__gt=1)):
         out.append(f"item {row['item_id']}: {row['n']} standing opinions of annotator {row['annotator_id']}")
-    given = labels.filter(kind=Label.Kind.OPINION, drawn=True).count()
-    if LabelsGiven.of(getattr(project, "pk", project)) != given:
-        out.append(f"labels given counted {LabelsGiven.of(getattr(project, 'pk', project))}, "
-                   f"the labels say {given}")
+    given, counted_given = (labels.filter(kind=Label.Kind.OPINION, drawn=True).count(),
+                            LabelsGiven.of(project.pk if isinstance(project, Project) else project))
+    if counted_given != given:
+        out.append(f"labels given counted {counted_given}, the labels say {given}")
     stats = StreamStats.objects.filter(project=project).first()
     # the totals count the labels the query rule drew (running_totals.record_applied): an admin's
     # relabel and a label given in Label Studio (drawn=False) teach the learner but are not counted
