@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from annotator.labelling.engine.pipeline import update_project
-from annotator.labelling.models import Item, Label, LearnerState
+from annotator.labelling.models import Item, Label, LearnerState, Project
 from harness.http_annotator import CSRF, ITEM, HttpAnnotator
 from harness.servers import Gunicorn, PrivateRedis
 from tests.support.app import Worker, digits_project, member, worker_database_url
@@ -39,8 +42,14 @@ def _label(person: HttpAnnotator, project_id: int, gold: dict[int, int]) -> tupl
     return item, status, time.perf_counter() - t0
 
 
-def test_a_paused_broker_holds_no_request_and_the_sweep_applies_its_labels(services, transactional_db,
-                                                                           tmp_path):
+Scene = tuple[Project, dict[int, int], HttpAnnotator, PrivateRedis, Worker]
+
+
+@contextmanager
+def _labelling_through(tmp_path: Path) -> Iterator[Scene]:
+    """A digits project served by gunicorn with a worker (and its beat, sweeping every second) on a
+    private redis-server, one label already applied; ``(project, gold, annotator, redis, worker)``,
+    all stopped on the way out."""
     project = digits_project(40, params={"delta": 100.0}, look_ahead=20)
     member(project, "s0")
     gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))
@@ -58,29 +67,40 @@ def test_a_paused_broker_holds_no_request_and_the_sweep_applies_its_labels(servi
         assert status == 200
         worker.wait_for(lambda: LearnerState.objects.get(project=project).version == 1, 30,
                         "the first label to be applied")
+        yield project, gold, person, redis, worker
+    finally:
+        server.stop()
+        worker.stop()
+        redis.stop()
+
+
+def _three_labels_unapplied(person: HttpAnnotator, project: Project, gold: dict[int, int]) -> list[float]:
+    """Label three items while the broker is out: each stored (200), none applied; their seconds."""
+    waits, items = [], []
+    for _ in range(3):
+        item, status, seconds = _label(person, project.pk, gold)
+        assert status == 200
+        waits.append(seconds)
+        items.append(item)
+    for item in items:  # stored, not applied
+        assert Label.objects.get(item_id=item, primary=True).applied_version is None
+    return waits
+
+
+def test_a_paused_broker_holds_no_request_and_the_sweep_applies_its_labels(services, transactional_db,
+                                                                           tmp_path):
+    with _labelling_through(tmp_path) as (project, gold, person, redis, worker):
         redis.pause()
-        waits = []
-        stalled = []
-        for _ in range(3):
-            item, status, seconds = _label(person, project.pk, gold)
-            assert status == 200
-            waits.append(seconds)
-            stalled.append(item)
+        waits = _three_labels_unapplied(person, project, gold)
         t0 = time.perf_counter()
         person.cookies.clear()  # a fresh visitor: the login page and a login while the broker hangs
         assert person.log_in()
         waits.append(time.perf_counter() - t0)
         assert max(waits) < LIMIT_S, f"requests waited {waits} s on the paused broker"
-        for item in stalled:  # stored, not applied
-            assert Label.objects.get(item_id=item, primary=True).applied_version is None
         assert LearnerState.objects.get(project=project).version == 1
         redis.resume()
         worker.wait_for(lambda: LearnerState.objects.get(project=project).version == 4, 60,
                         "the sweep to apply the labels stored while the broker hung")
-    finally:
-        server.stop()
-        worker.stop()
-        redis.stop()
     applied = sorted(Label.objects.filter(project=project, primary=True).values_list("applied_version",
                                                                                        flat=True))
     assert applied == [1, 2, 3, 4]
@@ -89,39 +109,11 @@ def test_a_paused_broker_holds_no_request_and_the_sweep_applies_its_labels(servi
 
 def test_a_broker_that_refuses_connections_holds_no_request_and_the_sweep_applies_its_labels(
         services, transactional_db, tmp_path):
-    project = digits_project(40, params={"delta": 100.0}, look_ahead=20)
-    member(project, "s0")
-    gold = dict(Item.objects.filter(project=project).values_list("id", "gold"))
-    update_project(project.pk)
-    redis = PrivateRedis(tmp_path)
-    redis.start()
-    env = {"DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": worker_database_url(),
-           "CELERY_BROKER_URL": redis.url, "HTTPS": "0", "ALLOWED_HOSTS": "127.0.0.1"}
-    server = Gunicorn({**os.environ, **env}, workers=1, threads=2)
-    worker = Worker(tmp_path / "worker.log", "-B", env={**env, "SWEEP_SECONDS": "1"})
-    try:
-        person = HttpAnnotator(server.base, project.pk, "s0", "pw", gold, None)
-        assert person.log_in()
-        _, status, _ = _label(person, project.pk, gold)  # the web server's broker connection is open
-        assert status == 200
-        worker.wait_for(lambda: LearnerState.objects.get(project=project).version == 1, 30,
-                        "the first label to be applied")
+    with _labelling_through(tmp_path) as (project, gold, person, redis, worker):
         redis.stop()  # nothing listens on its port now: every connect is refused
-        waits = []
-        refused = []
-        for _ in range(3):
-            item, status, seconds = _label(person, project.pk, gold)
-            assert status == 200
-            waits.append(seconds)
-            refused.append(item)
+        waits = _three_labels_unapplied(person, project, gold)
         assert max(waits) < REFUSED_LIMIT_S, f"requests waited {waits} s on the refusing broker"
-        for item in refused:  # stored, not applied
-            assert Label.objects.get(item_id=item, primary=True).applied_version is None
         redis.start()  # the same port: the worker (and its beat) connect again
         worker.wait_for(lambda: LearnerState.objects.get(project=project).version == 4, 90,
                         "the sweep to apply the labels stored while the broker was down")
-    finally:
-        server.stop()
-        worker.stop()
-        redis.stop()
     print(f"refused-broker wait per request: {', '.join(f'{w:.2f}' for w in waits)} s")
