@@ -105,3 +105,31 @@ def test_the_waiting_counters_learn_the_relabels_of_queried_items_applied_before
     assert StreamStats.objects.get(project_id=project.pk).undrawn_queried == 2
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def _apps_at(target: list[tuple[str, str]]):
+    """The database migrated to ``target``; its historical apps."""
+    executor = MigrationExecutor(connection)
+    executor.migrate(target)
+    return executor.loader.project_state(target).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_labels_given_counter_starts_from_the_labels_stored_before():
+    """0040: each project's ``LabelsGiven`` counts its opinions drawn here (undone ones included),
+    not a reviewer's decision nor a label from Label Studio; a project without one gets no row."""
+    apps = _apps_at([("labelling", "0039_untaught_pipeline_error_undrawn_queried")])
+    Project, Item, Label = (apps.get_model("labelling", name) for name in ("Project", "Item", "Label"))
+    made = {}
+    for name in ("paid", "unpaid"):
+        made[name] = Project.objects.create(name=name, task="binary", item_kind="text",
+                                            classes=["ham", "spam"], featurizer_config={"kind": "text"},
+                                            algorithm="paa-i", params={})
+    item = Item.objects.create(project=made["paid"], seq=0, text="t", status="labelled")
+    for kind, drawn, undone in [("opinion", True, None), ("opinion", True, "2026-01-01T00:00:00Z"),
+                                ("adjudication", True, None), ("opinion", False, None)]:
+        Label.objects.create(project=made["paid"], item=item, value="ham", kind=kind, drawn=drawn,
+                             undone_at=undone)
+    LabelsGiven = _apps_at([("labelling", "0040_labels_given")]).get_model("labelling", "LabelsGiven")
+    assert dict(LabelsGiven.objects.values_list("project_id", "given")) == {made["paid"].pk: 2}
+    _apps_at(MigrationExecutor(connection).loader.graph.leaf_nodes())
