@@ -993,7 +993,7 @@ def append_final_models(out: Path, cache: Path, names: list[str], runs: int) -> 
     """Append to the report the exported model on a held-out split beside a batch fit on every
     label (``benchmarks/refit.py --default-only``, the streams measured, at most 2 permutations:
     a new project's default learner alone, so that the whole command stays under 30 minutes;
-    ``benchmarks/REFIT.md`` has the best single learner's rows too) and the cold
+    ``benchmarks/REFIT*.md`` have more permutations) and the cold
     start from class names (``benchmarks/cold_start.py``, when SMS and AG News are measured),
     each run by its own script's ``main`` and appended with its headings one level down."""
     from benchmarks import cold_start, refit
